@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import AsyncHTTPClient
+import DevSupport
+import Foundation
+import NIOCore
+import Shared
+
+/// `sluice-dev send stripe|apple`: signs a sample event and posts it to a running `ingest`.
+struct SendCommand: AsyncParsableCommand {
+    enum Provider: String, ExpressibleByArgument, CaseIterable { case stripe, apple }
+
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Sign a sample event and POST it to ingest.",
+        discussion: """
+            stripe: a payment_intent.succeeded for user_dev, signed with --secret.
+            apple:  a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in --pki.
+            """)
+
+    @Argument(help: "stripe or apple")
+    var provider: Provider
+
+    @Option(help: "ingest's base URL.")
+    var url = "http://127.0.0.1:8080"
+
+    @Option(help: "The Stripe endpoint secret (whsec_…).")
+    var secret = "whsec_dev_secret"
+
+    @Option(help: "The development PKI folder (from `sluice-dev pki`).")
+    var pki = ".dev/pki"
+
+    @Option(help: "The bundle id of the Apple sample.")
+    var bundleId = "com.example.sluice"
+
+    @Option(help: "The user the sample belongs to.")
+    var userId = "user_dev"
+
+    func run() async throws {
+        var request: HTTPClientRequest
+        let body: Data
+        switch provider {
+        case .stripe:
+            let id = "evt_dev_\(UUID().uuidString.prefix(8).lowercased())"
+            body = try SampleStripeEvents.event(
+                id: id, type: "payment_intent.succeeded",
+                object: SampleStripeEvents.paymentIntent(id: "pi_dev_\(UUID().uuidString.prefix(8).lowercased())", userID: userId))
+            request = HTTPClientRequest(url: url + "/v1/webhooks/stripe")
+            request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: body, secret: secret))
+        case .apple:
+            let signer = AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki)))
+            let transactionID = "\(Int.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))"
+            let userToken = UUID().uuidString.lowercased()
+            body = try signer.notificationBody(
+                type: "SUBSCRIBED", subtype: "INITIAL_BUY",
+                transaction: SampleAppleTransaction(transactionId: transactionID, bundleId: bundleId, appAccountToken: userToken),
+                renewal: SampleAppleRenewalInfo(originalTransactionId: transactionID))
+            request = HTTPClientRequest(url: url + "/v1/webhooks/appstore-notifications?sandbox=true")
+            print("appAccountToken (the user): \(userToken)")
+        }
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let answer = try await response.body.collect(upTo: 1 << 20)
+        print("\(response.status.code) \(String(buffer: answer))")
+        guard (200..<300).contains(Int(response.status.code)) else { throw ExitCode.failure }
+    }
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import PostgresNIO
+import Prometheus
+import Shared
+
+/// The request context of every `ingest` route.
+typealias IngestContext = BasicRequestContext
+
+/// Builds the `ingest` application: the PostgreSQL client, the group-commit writer and the HTTP
+/// server, run in that order and shut down in reverse (the server stops accepting and finishes
+/// in-flight requests first, then the writer flushes, then the client closes).
+///
+/// - Throws: ``ConfigurationError`` when the Apple root certificates cannot be read.
+func buildApplication(settings: IngestSettings, logger: Logger) throws -> some ApplicationProtocol {
+    let client = PostgresClient(
+        configuration: try settings.database.clientConfiguration(maximumConnections: 12), backgroundLogger: logger)
+    let writer = GroupCommitWriter(store: EventStore(client: client, logger: logger), logger: logger)
+    let metrics = IngestMetrics()
+    let router = try buildRouter(settings: settings, client: client, writer: writer, metrics: metrics, logger: logger)
+    var app = Application(
+        router: router,
+        server: .http1(configuration: .init(idleTimeout: .seconds(30))),
+        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
+        logger: logger)
+    app.addServices(client, writer)
+    return app
+}
+
+func buildRouter(
+    settings: IngestSettings, client: PostgresClient, writer: GroupCommitWriter, metrics: IngestMetrics, logger: Logger
+) throws -> Router<IngestContext> {
+    let router = Router(context: IngestContext.self)
+    router.addMiddleware {
+        RequestMetricsMiddleware(metrics: metrics)
+        JSONErrorMiddleware()
+    }
+    let apple: AppleNotificationVerifier? = try settings.appleRootPaths.isEmpty ? nil : AppleNotificationVerifier(
+        chainVerifier: AppleChainVerifier(trustedRoots: AppleChainVerifier.loadRoots(paths: settings.appleRootPaths)),
+        configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
+    let webhooks = WebhookController<IngestContext>(
+        receiver: EventReceiver(writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes, storeTimeout: .seconds(5)),
+        stripe: settings.stripeSecrets.isEmpty
+            ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
+        apple: apple,
+        apiKeys: APIKeyCheck(keys: settings.apiKeys))
+    webhooks.addRoutes(to: router)
+    HealthController<IngestContext>(client: client, registry: metrics.registry).addRoutes(to: router)
+
+    router.answerMethodNotAllowed(
+        on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
+             WebhookController<IngestContext>.storeKitPath],
+        allowed: .post)
+    router.answerMethodNotAllowed(on: ["/healthz", "/readyz", "/metrics"], allowed: .get)
+    if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
+    if apple == nil { logger.warning("APPLE_ROOT_CERTIFICATES is not set: the Apple endpoints answer 503") }
+    if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the StoreKit sync and read API answer 401") }
+    return router
+}
+
+extension Router {
+    /// Answers `405` with an `Allow` header for the other common methods on these paths.
+    func answerMethodNotAllowed(on paths: [RouterPath], allowed: HTTPRequest.Method) {
+        let others: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete].filter { $0 != allowed }
+        for path in paths {
+            for method in others {
+                on(path, method: method) { request, _ -> Response in
+                    throw APIError(
+                        .methodNotAllowed, code: "method_not_allowed",
+                        message: "\(request.method) is not allowed here; use \(allowed)", headers: [.allow: allowed.rawValue])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Shared
+
+/// `ingest`: the HTTP receiver. Everything it needs comes from the environment.
+@main
+struct IngestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest",
+        abstract: "Sluice's receiver: verifies Stripe and Apple webhooks, stores them, answers 2xx once committed.",
+        discussion: """
+            Stops on SIGTERM or SIGINT: stops accepting, finishes in-flight requests, exits 0.
+            Exit codes: 0 success, 1 failure (reason on stderr), 2 bad usage.
+
+            \(IngestSettings.help)
+            """)
+
+    static func main() async {
+        await CommandLineEntry.main(IngestCommand.self, name: "ingest")
+    }
+
+    func run() async throws {
+        let settings = try IngestSettings(environment: EnvironmentValues(ProcessInfo.processInfo.environment))
+        LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        let logger = Logger(label: "ingest")
+        let app = try buildApplication(settings: settings, logger: logger)
+        logger.info("ingest listening", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
+        try await app.runService()
+    }
+}

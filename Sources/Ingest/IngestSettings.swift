@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+
+/// The receiver's environment variables (CONTRACT.md), read once at start.
+///
+/// Secrets are kept only in the verifiers built from them; they are never logged or echoed.
+struct IngestSettings: Sendable {
+    var database: DatabaseURL
+    var host: String
+    var port: Int
+    var stripeSecrets: [String]
+    var stripeToleranceSeconds: Int64
+    var appleRootPaths: [String]
+    var appleBundleIDs: Set<String>
+    var appleAppAppleID: Int64?
+    var apiKeys: [String]
+    var maxBodyBytes: Int
+    var logLevel: String
+    var logFormat: String
+
+    /// The text `ingest --help` shows.
+    static let help = """
+        Environment:
+          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
+          INGEST_HOST, INGEST_PORT  listen address (default 0.0.0.0, 8080)
+          STRIPE_WEBHOOK_SECRETS    comma-separated whsec_… secrets; any one may match (none: the Stripe endpoint answers 503)
+          STRIPE_TOLERANCE_SECONDS  largest age of the Stripe-Signature timestamp (default 300)
+          APPLE_ROOT_CERTIFICATES   comma-separated DER or PEM root files (none: the Apple endpoints answer 503)
+          APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (required for Apple)
+          APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
+          API_KEYS                  comma-separated keys of the StoreKit sync and read API (none: they answer 401)
+          MAX_BODY_BYTES            request body limit (default 1048576)
+          LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
+        """
+
+    init(environment: EnvironmentValues) throws {
+        database = try DatabaseURL(try environment.required("DATABASE_URL"))
+        host = environment.string("INGEST_HOST") ?? "0.0.0.0"
+        port = try environment.int("INGEST_PORT", default: 8080, range: 0...65_535)
+        stripeSecrets = environment.list("STRIPE_WEBHOOK_SECRETS")
+        for secret in stripeSecrets where !secret.hasPrefix("whsec_") {
+            throw ConfigurationError(variable: "STRIPE_WEBHOOK_SECRETS", reason: "holds an entry that does not start with whsec_")
+        }
+        stripeToleranceSeconds = Int64(try environment.int("STRIPE_TOLERANCE_SECONDS", default: 300, range: 1...86_400))
+        appleRootPaths = environment.list("APPLE_ROOT_CERTIFICATES")
+        appleBundleIDs = Set(environment.list("APPLE_BUNDLE_IDS"))
+        if !appleRootPaths.isEmpty && appleBundleIDs.isEmpty {
+            throw ConfigurationError(variable: "APPLE_BUNDLE_IDS", reason: "is required when APPLE_ROOT_CERTIFICATES is set")
+        }
+        if let text = environment.string("APPLE_APP_APPLE_ID") {
+            guard let id = Int64(text), id > 0 else {
+                throw ConfigurationError(variable: "APPLE_APP_APPLE_ID", reason: "must be a positive whole number")
+            }
+            appleAppAppleID = id
+        }
+        apiKeys = environment.list("API_KEYS")
+        maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
+        (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
+    }
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Shared
+
+/// The receiver's one job for every provider: read the raw body, verify it, store it, answer.
+///
+/// A `2xx` is returned only after the row is committed; a database that cannot be reached is a
+/// `503`, never a `2xx`. Verification failures are counted by reason and answered `4xx`.
+struct EventReceiver: Sendable {
+    let writer: GroupCommitWriter
+    let metrics: IngestMetrics
+    let maxBodyBytes: Int
+    /// How long a request waits for its commit before it is answered `503` (the provider retries).
+    let storeTimeout: Duration
+
+    /// Reads the body, up to `MAX_BODY_BYTES`.
+    ///
+    /// - Throws: ``Rejection`` `too_large` (also when `Content-Length` announces too much).
+    func readBody(_ request: Request, source: EventSource) async throws -> ByteBuffer {
+        do {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+                throw NIOTooManyBytesError(maxBytes: maxBodyBytes)
+            }
+            return try await request.body.collect(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            metrics.countRejection(source: source, reason: .tooLarge)
+            throw Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
+        }
+    }
+
+    /// Runs a verification and counts its rejection, if any, by reason.
+    func verify<Result>(source: EventSource, logger: Logger, _ body: () async throws(Rejection) -> Result) async throws(Rejection) -> Result {
+        do {
+            return try await body()
+        } catch {
+            metrics.countRejection(source: source, reason: error.reason)
+            logger.info("rejected", metadata: ["source": "\(source)", "reason": "\(error.reason)", "detail": "\(error.message)"])
+            throw error
+        }
+    }
+
+    /// Stores a verified event and waits for its commit.
+    ///
+    /// - Throws: ``APIError`` `503` when it could not be committed in time.
+    func store(_ record: EventRecord, logger: Logger) async throws -> StoreResult {
+        let started = ContinuousClock.now
+        let result: StoreResult
+        do {
+            result = try await writer.store(record, timeout: storeTimeout)
+        } catch {
+            metrics.countStoreFailure(source: record.source)
+            logger.error("event not stored", metadata: [
+                "source": "\(record.source)", "external_id": "\(record.externalID)", "error": "\(String(reflecting: error))",
+            ])
+            throw APIError.unavailable("the event could not be stored; retry later")
+        }
+        metrics.recordStoreDuration(started.duration(to: .now))
+        metrics.countEvent(source: record.source, result: result)
+        logger.info(result == .stored ? "stored" : "duplicate", metadata: [
+            "source": "\(record.source)", "external_id": "\(record.externalID)", "type": "\(record.type)",
+        ])
+        return result
+    }
+}

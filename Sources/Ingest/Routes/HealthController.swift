@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+import Prometheus
+import Shared
+
+/// `GET /healthz` (the process runs), `GET /readyz` (the database answers) and `GET /metrics`.
+struct HealthController<Context: RequestContext>: Sendable {
+    let client: PostgresClient
+    let registry: PrometheusCollectorRegistry
+    /// How long `/readyz` waits for `SELECT 1`.
+    var readinessTimeout: Duration = .seconds(2)
+
+    func addRoutes(to router: Router<Context>) {
+        router.get("/healthz") { _, _ in WebhookController<Context>.json(.ok, #"{"status":"ok"}"#) }
+        router.get("/readyz") { _, context in try await ready(context) }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+    }
+
+    private func ready(_ context: Context) async throws -> Response {
+        let client = self.client
+        let logger = context.logger
+        do {
+            _ = try await withTimeout(readinessTimeout) { try await client.query("SELECT 1", logger: logger) }
+        } catch {
+            context.logger.warning("not ready: the database does not answer", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError.unavailable("the database does not answer")
+        }
+        return WebhookController<Context>.json(.ok, #"{"status":"ready"}"#)
+    }
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import Shared
+
+/// `POST /v1/webhooks/stripe`, `POST /v1/webhooks/appstore-notifications[/]` and
+/// `POST /v1/iap/storekit-transactions`: verify, store, answer.
+struct WebhookController<Context: RequestContext>: Sendable {
+    let receiver: EventReceiver
+    /// `nil` when `STRIPE_WEBHOOK_SECRETS` is empty: the endpoint answers 503.
+    let stripe: StripeSignatureVerifier?
+    /// `nil` when `APPLE_ROOT_CERTIFICATES` is empty: the Apple endpoints answer 503.
+    let apple: AppleNotificationVerifier?
+    let apiKeys: APIKeyCheck
+
+    static var stripePath: RouterPath { "/v1/webhooks/stripe" }
+    static var applePath: RouterPath { "/v1/webhooks/appstore-notifications" }
+    static var storeKitPath: RouterPath { "/v1/iap/storekit-transactions" }
+
+    func addRoutes(to router: Router<Context>) {
+        router.post(Self.stripePath, use: receiveStripe)
+        router.post(Self.applePath, use: receiveApple)
+        router.post(Self.storeKitPath, use: receiveStoreKit)
+    }
+
+    @Sendable func receiveStripe(_ request: Request, context: Context) async throws -> Response {
+        guard let stripe else {
+            context.logger.error("Stripe event refused: STRIPE_WEBHOOK_SECRETS is not set")
+            throw APIError.unavailable("the Stripe endpoint is not configured")
+        }
+        let body = try await receiver.readBody(request, source: .stripe)
+        let record = try await receiver.verify(source: .stripe, logger: context.logger) { () throws(Rejection) in
+            try stripe.verify(body: body.readableBytesView, header: request.headers[.stripeSignature], now: Date())
+            return try StripeEventEnvelope.decode(body).record(payload: body)
+        }
+        _ = try await receiver.store(record, logger: context.logger)
+        return Self.json(.ok, #"{"received":true}"#)
+    }
+
+    @Sendable func receiveApple(_ request: Request, context: Context) async throws -> Response {
+        let apple = try configuredApple(context)
+        let sandbox = Self.isSandbox(request)
+        let body = try await receiver.readBody(request, source: .apple)
+        let record = try await receiver.verify(source: .apple, logger: context.logger) { () async throws(Rejection) in
+            try await apple.verifyNotification(body: body, sandbox: sandbox)
+        }
+        _ = try await receiver.store(record, logger: context.logger)
+        return Self.json(.ok, #"{"received":true}"#)
+    }
+
+    @Sendable func receiveStoreKit(_ request: Request, context: Context) async throws -> Response {
+        try apiKeys.require(request)
+        let apple = try configuredApple(context)
+        let sandbox = Self.isSandbox(request)
+        let body = try await receiver.readBody(request, source: .storekit)
+        let record = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
+            try await apple.verifyStoreKitTransaction(body: body, sandbox: sandbox)
+        }
+        let result = try await receiver.store(record, logger: context.logger)
+        let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": record.externalID])
+        return Self.json(result == .stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))
+    }
+
+    private func configuredApple(_ context: Context) throws -> AppleNotificationVerifier {
+        guard let apple else {
+            context.logger.error("Apple payload refused: APPLE_ROOT_CERTIFICATES is not set")
+            throw APIError.unavailable("the Apple endpoints are not configured")
+        }
+        return apple
+    }
+
+    /// `?sandbox=true` (or `1`) selects Sandbox; anything else is Production.
+    static func isSandbox(_ request: Request) -> Bool {
+        guard let value = request.uri.queryParameters["sandbox"] else { return false }
+        return value == "true" || value == "1"
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

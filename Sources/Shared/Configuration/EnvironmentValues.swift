@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// Typed reads of process environment variables.
+///
+/// Library code never reads the environment itself: the entry points pass
+/// `ProcessInfo.processInfo.environment` in, and tests pass a dictionary.
+public struct EnvironmentValues: Sendable {
+    public let values: [String: String]
+
+    public init(_ values: [String: String]) {
+        self.values = values
+    }
+
+    /// The trimmed value, or `nil` when unset or blank.
+    public func string(_ name: String) -> String? {
+        guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    public func required(_ name: String) throws -> String {
+        guard let value = string(name) else {
+            throw ConfigurationError(variable: name, reason: "is required")
+        }
+        return value
+    }
+
+    /// A comma-separated list, blanks dropped.
+    public func list(_ name: String) -> [String] {
+        guard let value = string(name) else { return [] }
+        return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    public func int(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = string(name) else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(variable: name, reason: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    public func double(_ name: String, default defaultValue: Double, range: ClosedRange<Double>) throws -> Double {
+        guard let text = string(name) else { return defaultValue }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw ConfigurationError(variable: name, reason: "must be a number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+}
+

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// A queue table that ``JobQueue`` drives.
+///
+/// Every queue table has the same lifecycle columns (`state`, `attempts`, `run_at`, `locked_by`,
+/// `locked_until`, `last_error`, `finished_at`, `updated_at`), a `payload` and a column that names
+/// the job's kind, which picks its handler.
+public struct QueueName: Sendable, Hashable, CustomStringConvertible {
+    /// The queue's name, which is also its table's name.
+    public let rawValue: String
+    /// The column that holds the job kind.
+    let kindColumn: String
+
+    /// Raw verified events waiting to be applied; the kind is the event's source.
+    public static let events = QueueName(rawValue: "events", kindColumn: "source")
+
+    /// Every queue, in the order operators see them.
+    public static let all: [QueueName] = [.events]
+
+    /// The queue with that name, or `nil`.
+    public init?(named name: String) {
+        guard let queue = Self.all.first(where: { $0.rawValue == name }) else { return nil }
+        self = queue
+    }
+
+    private init(rawValue: String, kindColumn: String) {
+        self.rawValue = rawValue
+        self.kindColumn = kindColumn
+    }
+
+    /// The LISTEN/NOTIFY channel that announces new jobs.
+    public var notificationChannel: String { "sluice_\(rawValue)" }
+
+    public var description: String { rawValue }
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Logging
+public import PostgresNIO
+
+/// Runs a short-lived PostgreSQL client around one piece of work, for command-line commands.
+public enum DatabaseSession {
+    /// Starts a client, checks the database answers, runs `body`, then shuts the client down.
+    ///
+    /// - Throws: what `body` throws, or a ``CommandFailure`` when the database does not answer
+    ///   within `connectTimeout`.
+    @discardableResult
+    public static func with<Result: Sendable>(
+        _ url: DatabaseURL, maximumConnections: Int = 2, connectTimeout: Duration = .seconds(15), logger: Logger,
+        _ body: @Sendable @escaping (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        let client = PostgresClient(
+            configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            do {
+                _ = try await withTimeout(connectTimeout) { try await client.query("SELECT 1", logger: logger) }
+            } catch {
+                throw CommandFailure("the database at \(url.host):\(url.port)/\(url.database) cannot be reached")
+            }
+            return try await body(client)
+        }
+    }
+}
+
+/// Why ``withTimeout(_:_:)`` gave up.
+public struct TimeoutError: Error, CustomStringConvertible {
+    public var description: String { "timed out" }
+}
+
+/// Runs `body`, or throws ``TimeoutError`` (cancelling it) when it takes longer than `timeout`.
+public func withTimeout<Result: Sendable>(
+    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw TimeoutError()
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Logging
+public import PostgresNIO
+
+/// Writes raw events into the events queue.
+public struct EventStore: Sendable {
+    /// The most rows one INSERT takes (8 bind parameters a row, far below PostgreSQL's 65,535).
+    public static let maximumBatchSize = 512
+
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Stores events in one statement — one transaction, one commit — and wakes the workers once.
+    ///
+    /// Idempotent on `(source, external_id)`: a key already stored, or repeated within `records`,
+    /// is reported as ``StoreResult/duplicate`` and makes no second row.
+    ///
+    /// - Returns: one result per record, in the order of `records`.
+    /// - Throws: the database error; then nothing of this call was committed.
+    public func insert(_ records: [EventRecord]) async throws -> [StoreResult] {
+        precondition(records.count <= Self.maximumBatchSize, "split batches at EventStore.maximumBatchSize")
+        guard !records.isEmpty else { return [] }
+        var firstIndex: [EventKey: Int] = [:]
+        var unique: [EventRecord] = []
+        for record in records where firstIndex[record.key] == nil {
+            firstIndex[record.key] = unique.count
+            unique.append(record)
+        }
+        let rows = try await client.query(try Self.insertQuery(unique), logger: logger)
+        var stored = Set<EventKey>()
+        for try await (source, externalID) in rows.decode((String, String).self) {
+            if let source = EventSource(rawValue: source) {
+                stored.insert(EventKey(source: source, externalID: externalID))
+            }
+        }
+        var reported = Set<EventKey>()
+        return records.map { record in
+            // The first copy of a newly stored key is `stored`; every other copy is a duplicate.
+            guard stored.contains(record.key), reported.insert(record.key).inserted else { return .duplicate }
+            return .stored
+        }
+    }
+
+    /// `WITH stored AS (INSERT … ON CONFLICT DO NOTHING RETURNING …)` plus one `pg_notify` when
+    /// anything was stored. A single statement runs as its own transaction, so the rows and the
+    /// notification commit together in one round trip.
+    static func insertQuery(_ records: [EventRecord]) throws -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: records.count * 8)
+        var sql = """
+            WITH stored AS (
+                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload)
+                VALUES
+            """
+        for (index, record) in records.enumerated() {
+            let base = index * 8
+            sql += index == 0 ? " " : ", "
+            sql += "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6)::timestamptz, $\(base + 7), $\(base + 8))"
+            try bindings.append(record.source.rawValue)
+            try bindings.append(record.externalID)
+            try bindings.append(record.type)
+            try bindings.append(record.subtype)
+            try bindings.append(record.environment)
+            try bindings.append(record.eventTime)
+            try bindings.append(record.orderingKey)
+            try bindings.append(record.payload)
+        }
+        let channelIndex = records.count * 8 + 1
+        try bindings.append(QueueName.events.notificationChannel)
+        sql += """
+
+                ON CONFLICT (source, external_id) DO NOTHING
+                RETURNING source, external_id
+            ), woken AS (
+                SELECT pg_notify($\(channelIndex), '') WHERE EXISTS (SELECT 1 FROM stored)
+            )
+            SELECT source, external_id FROM stored, (SELECT count(*) FROM woken) AS notified
+            """
+        return PostgresQuery(unsafeSQL: sql, binds: bindings)
+    }
+}

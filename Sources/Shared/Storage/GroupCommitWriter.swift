@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// Stores events for many concurrent requests with as few commits as possible (group commit).
+///
+/// A fixed number of flushers, one database connection each, take whatever has been submitted
+/// since their last flush and store it in one transaction (``EventStore/insert(_:)``). When load is
+/// light a request is flushed on its own at once; under load, requests that arrive while all
+/// flushers wait on a commit share the next one. Each caller is answered only after its row is
+/// committed, so a `2xx` still means "durably stored".
+///
+/// ```swift
+/// let writer = GroupCommitWriter(store: EventStore(client: client, logger: logger), logger: logger)
+/// // run `writer` in the service group after the PostgresClient and before the HTTP server
+/// let result = try await writer.store(record)   // .stored or .duplicate, after COMMIT
+/// ```
+public final class GroupCommitWriter: Service, CustomStringConvertible {
+    public struct Configuration: Sendable {
+        /// Flushes in flight at once (each holds one connection while committing).
+        public var flushers: Int
+        /// The most events one flush commits.
+        public var maximumBatchSize: Int
+        /// The longest one flush may take before its callers are answered with an error (the
+        /// database is down or hangs); whether it committed is then unknown, so nobody is told it did.
+        public var flushTimeout: Duration
+
+        public init(flushers: Int = 4, maximumBatchSize: Int = 256, flushTimeout: Duration = .seconds(5)) {
+            self.flushers = flushers
+            self.maximumBatchSize = min(maximumBatchSize, EventStore.maximumBatchSize)
+            self.flushTimeout = flushTimeout
+        }
+    }
+
+    private struct Submission {
+        var record: EventRecord
+        var continuation: CheckedContinuation<StoreResult, any Error>
+        /// After this, a submission still waiting for a flusher is answered with a timeout, unstored.
+        var deadline: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var pending: [Submission] = []
+        var idleFlushers: [CheckedContinuation<[Submission]?, Never>] = []
+        var isShuttingDown = false
+    }
+
+    private let store: EventStore
+    private let configuration: Configuration
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    public let description = "GroupCommitWriter"
+
+    public init(store: EventStore, configuration: Configuration = .init(), logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Stores one event, sharing a commit with whatever else is waiting.
+    ///
+    /// - Parameter timeout: how long it may wait for a flusher; the flush itself is bounded by
+    ///   ``Configuration/flushTimeout``.
+    /// - Returns: after the commit, whether the row is new or was already there.
+    /// - Throws: the database error of the flush (then nothing is promised stored), or
+    ///   ``GroupCommitWriterError`` on shutdown or timeout.
+    public func store(_ record: EventRecord, timeout: Duration = .seconds(5)) async throws -> StoreResult {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        return try await withCheckedThrowingContinuation { continuation in
+            enum Decision { case refuse, queued, handOff(CheckedContinuation<[Submission]?, Never>, [Submission]) }
+            let decision: Decision = state.withLock { state in
+                guard !state.isShuttingDown else { return .refuse }
+                state.pending.append(Submission(record: record, continuation: continuation, deadline: deadline))
+                guard let flusher = state.idleFlushers.popLast() else { return .queued }
+                return .handOff(flusher, Self.takeBatch(from: &state, limit: configuration.maximumBatchSize))
+            }
+            switch decision {
+            case .refuse: continuation.resume(throwing: GroupCommitWriterError.shuttingDown)
+            case .queued: break
+            case .handOff(let flusher, let batch): flusher.resume(returning: batch)
+            }
+        }
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for _ in 0..<configuration.flushers {
+                    group.addTask { await self.flushUntilShutdown() }
+                }
+            }
+        } onGracefulShutdown: {
+            self.beginShutdown()
+        }
+    }
+
+    private func flushUntilShutdown() async {
+        while let batch = await nextBatch() {
+            await flush(batch)
+        }
+    }
+
+    private func nextBatch() async -> [Submission]? {
+        await withCheckedContinuation { continuation in
+            let batch: [Submission]?? = state.withLock { state in
+                if !state.pending.isEmpty {
+                    return .some(Self.takeBatch(from: &state, limit: configuration.maximumBatchSize))
+                }
+                if state.isShuttingDown { return .some(nil) }
+                state.idleFlushers.append(continuation)
+                return .none
+            }
+            if let batch { continuation.resume(returning: batch) }
+        }
+    }
+
+    private func flush(_ batch: [Submission]) async {
+        let now = ContinuousClock.now
+        let expired = batch.filter { $0.deadline < now }
+        for submission in expired { submission.continuation.resume(throwing: GroupCommitWriterError.timedOut) }
+        let batch = batch.filter { $0.deadline >= now }
+        guard !batch.isEmpty else { return }
+        do {
+            let records = batch.map(\.record)
+            let results = try await withTimeout(configuration.flushTimeout) { [store] in try await store.insert(records) }
+            for (submission, result) in zip(batch, results) {
+                submission.continuation.resume(returning: result)
+            }
+        } catch {
+            logger.error("storing events failed", metadata: [
+                "count": "\(batch.count)", "error": "\(String(reflecting: error))",
+            ])
+            for submission in batch { submission.continuation.resume(throwing: error) }
+        }
+    }
+
+    /// Stops taking submissions; what is already pending is still flushed by the busy flushers.
+    ///
+    /// Flushers are idle only while nothing is pending, so waking the idle ones to exit loses nothing.
+    private func beginShutdown() {
+        let idle = state.withLock { state in
+            state.isShuttingDown = true
+            defer { state.idleFlushers = [] }
+            return state.idleFlushers
+        }
+        for flusher in idle { flusher.resume(returning: nil) }
+    }
+
+    private static func takeBatch(from state: inout State, limit: Int) -> [Submission] {
+        let count = min(limit, state.pending.count)
+        let batch = Array(state.pending.prefix(count))
+        state.pending.removeFirst(count)
+        return batch
+    }
+}
+
+/// Why ``GroupCommitWriter`` refused a submission.
+public enum GroupCommitWriterError: Error, CustomStringConvertible {
+    case shuttingDown
+    /// The event waited longer than its timeout for a flusher (the database is slow or down).
+    case timedOut
+    public var description: String {
+        switch self {
+        case .shuttingDown: "the event writer is shutting down"
+        case .timedOut: "the event was not stored in time"
+        }
+    }
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// One numbered SQL file from `sql/`, such as `0001_queue.sql`.
+public struct Migration: Sendable, Equatable {
+    /// The file name without `.sql`; it is what `schema_migrations` records.
+    public var version: String
+    public var sql: String
+
+    public init(version: String, sql: String) {
+        self.version = version
+        self.sql = sql
+    }
+
+    /// Reads every `NNNN_name.sql` file of a folder, in version order.
+    ///
+    /// - Throws: ``ConfigurationError`` when the folder cannot be read or holds no migration.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw ConfigurationError(variable: "migrations directory", reason: "\(directory.path) cannot be read")
+        }
+        let migrations = try names
+            .filter { $0.hasSuffix(".sql") && $0.first?.isNumber == true }
+            .sorted()
+            .map { name in
+                Migration(
+                    version: String(name.dropLast(4)),
+                    sql: try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
+            }
+        guard !migrations.isEmpty else {
+            throw ConfigurationError(variable: "migrations directory", reason: "\(directory.path) holds no NNNN_name.sql file")
+        }
+        return migrations
+    }
+
+    /// Finds the `sql/` folder: an explicit path, else `./sql`, else next to the installed binary
+    /// (`<prefix>/share/sluice/sql` for a `<prefix>/bin/worker`), else the source checkout the binary was built in.
+    public static func locateDirectory(explicit: String?, executablePath: String) -> URL? {
+        if let explicit { return URL(fileURLWithPath: explicit) }
+        let executable = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("sql"),
+            executable.appendingPathComponent("../share/sluice/sql").standardized,
+            // .build/<triple>/<config>/worker → the package root
+            executable.appendingPathComponent("../../../sql").standardized,
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("0001_queue.sql").path) }
+    }
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+import Crypto
+import SwiftASN1
+import Synchronization
+@_spi(FixedExpiryValidationTime) public import X509
+
+/// Validates an `x5c` chain — leaf, intermediate, (root) — to a trusted root and returns the
+/// leaf's ES256 key.
+///
+/// The chain is validated by X.509 path validation (RFC 5280) at the payload's `signedDate`,
+/// anchored only on the configured roots: `x5c[2]` is never trusted or even used, so a chain
+/// that carries its own root proves nothing by it. A chain that validated once is remembered by
+/// the SHA-256 of its leaf and intermediate DER, with the window in which all three certificates
+/// are valid, so the same chain is not path-validated again for every notification.
+public final class AppleChainVerifier: Sendable {
+    private struct ValidatedChain {
+        var key: P256.Signing.PublicKey
+        var validFrom: Date
+        var validUntil: Date
+    }
+
+    /// Chains remembered at most; Apple signs with a handful of leaves at a time.
+    static let cacheCapacity = 64
+
+    private let roots: [Certificate]
+    private let cache = Mutex([[UInt8]: ValidatedChain]())
+
+    /// - Parameter trustedRoots: the roots a chain must lead to (Apple Root CA G3 in production).
+    public init(trustedRoots: [Certificate]) {
+        self.roots = trustedRoots
+    }
+
+    /// Reads root certificates from DER or PEM files (`APPLE_ROOT_CERTIFICATES`).
+    ///
+    /// - Throws: ``ConfigurationError`` naming a file that cannot be read or holds no certificate.
+    public static func loadRoots(paths: [String]) throws -> [Certificate] {
+        try paths.flatMap { path -> [Certificate] in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(variable: "APPLE_ROOT_CERTIFICATES", reason: "names \(path), which cannot be read")
+            }
+            if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
+                let documents = try? PEMDocument.parseMultiple(pemString: text)
+                let certificates = (documents ?? []).compactMap { try? Certificate(pemDocument: $0) }
+                guard !certificates.isEmpty else {
+                    throw ConfigurationError(variable: "APPLE_ROOT_CERTIFICATES", reason: "names \(path), which holds no PEM certificate")
+                }
+                return certificates
+            }
+            do {
+                return [try Certificate(derEncoded: Array(data))]
+            } catch {
+                throw ConfigurationError(variable: "APPLE_ROOT_CERTIFICATES", reason: "names \(path), which is neither a DER nor a PEM certificate")
+            }
+        }
+    }
+
+    /// The leaf key of a chain valid at `time`.
+    ///
+    /// - Parameters:
+    ///   - x5c: standard-base64 DER certificates, leaf first.
+    ///   - time: the payload's `signedDate`, or now when it has none.
+    /// - Throws: ``Rejection``: `malformed`, `untrusted_chain` or `missing_oid`.
+    func leafKey(x5c: [String], at time: Date) async throws(Rejection) -> P256.Signing.PublicKey {
+        guard x5c.count == 3 else {
+            throw Rejection(.untrustedChain, "x5c must hold exactly three certificates, it holds \(x5c.count)")
+        }
+        guard x5c[0].utf8.count <= 16_384, x5c[1].utf8.count <= 16_384,
+              let leafDER = Data(base64Encoded: x5c[0]), let intermediateDER = Data(base64Encoded: x5c[1])
+        else {
+            throw Rejection(.malformed, "an x5c certificate is not base64")
+        }
+        let cacheKey = Array(SHA256.hash(data: leafDER + intermediateDER))
+        if let cached = cache.withLock({ $0[cacheKey] }), cached.validFrom <= time, time <= cached.validUntil {
+            return cached.key
+        }
+
+        let leaf: Certificate
+        let intermediate: Certificate
+        do {
+            leaf = try Certificate(derEncoded: Array(leafDER))
+            intermediate = try Certificate(derEncoded: Array(intermediateDER))
+        } catch {
+            throw Rejection(.malformed, "an x5c entry is not a DER certificate")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerExtensionsPolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        guard case .validCertificate(let chain) = result else {
+            if case .couldNotValidate(let failures) = result,
+               failures.contains(where: { $0.policyFailureReason.description == AppleMarkerExtensionsPolicy.failureReason }) {
+                throw Rejection(.missingOID, "the leaf or intermediate lacks Apple's marker extension")
+            }
+            throw Rejection(.untrustedChain, "the x5c chain does not lead to a trusted root at signedDate \(time)")
+        }
+        guard let key = P256.Signing.PublicKey(chain.leaf.publicKey) else {
+            throw Rejection(.untrustedChain, "the leaf key is not a P-256 key")
+        }
+        let validated = ValidatedChain(
+            key: key,
+            validFrom: chain.map(\.notValidBefore).max() ?? time,
+            validUntil: chain.map(\.notValidAfter).min() ?? time)
+        cache.withLock { cache in
+            if cache.count >= Self.cacheCapacity { cache.removeAll(keepingCapacity: true) }
+            cache[cacheKey] = validated
+        }
+        return key
+    }
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// A JWS in compact form, `header.payload.signature`, split and decoded but not yet verified.
+struct CompactJWS {
+    /// The protected header fields Sluice reads. Anything else (`x5u`, `jku`, `kid`) is ignored:
+    /// keys come only from the `x5c` chain, which must lead to a configured root.
+    struct Header: Decodable {
+        var alg: String
+        var x5c: [String]?
+    }
+
+    /// The largest JWS accepted; real App Store payloads are under 20 KB.
+    static let maximumLength = 256 * 1024
+
+    let header: Header
+    let payload: [UInt8]
+    /// `header.payload` as ASCII bytes: what the signature covers.
+    let signingInput: [UInt8]
+    let signature: [UInt8]
+
+    /// - Throws: ``Rejection`` `malformed` for anything that is not a three-part base64url JWS with a JSON header.
+    init(_ compact: String) throws(Rejection) {
+        guard compact.utf8.count <= Self.maximumLength else {
+            throw Rejection(.malformed, "the JWS is longer than \(Self.maximumLength) bytes")
+        }
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw Rejection(.malformed, "a JWS has three dot-separated parts")
+        }
+        guard let headerBytes = Base64URL.decode(parts[0]),
+              let payload = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2])
+        else {
+            throw Rejection(.malformed, "a JWS part is not base64url")
+        }
+        do {
+            header = try JSONDecoder().decode(Header.self, from: Data(headerBytes))
+        } catch {
+            throw Rejection(.malformed, "the JWS header is not JSON with an alg")
+        }
+        self.payload = payload
+        self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+        self.signature = signature
+    }
+}

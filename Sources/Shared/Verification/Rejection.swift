@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// Why the receiver refused a request; its ``Reason`` is the metrics label and the JSON error code.
+///
+/// Messages say which check failed, never a secret or a value that was compared against one.
+public struct Rejection: Error, Equatable, CustomStringConvertible {
+    public struct Reason: Sendable, Hashable, CustomStringConvertible {
+        public let code: String
+        /// `400` for what cannot be read, `401` for what was read and failed verification.
+        public let status: Int
+
+        private init(_ code: String, _ status: Int) {
+            self.code = code
+            self.status = status
+        }
+
+        /// No `Stripe-Signature` header.
+        public static let missingSignature = Reason("missing_signature", 400)
+        /// A `Stripe-Signature` header without `t=` or without any `v1=`.
+        public static let malformedSignature = Reason("malformed_signature", 400)
+        /// The body or JWS cannot be parsed.
+        public static let malformed = Reason("malformed", 400)
+        /// The body is larger than `MAX_BODY_BYTES`.
+        public static let tooLarge = Reason("too_large", 413)
+        /// No signature matches (Stripe HMAC, or the ES256 signature of a JWS).
+        public static let badSignature = Reason("bad_signature", 401)
+        /// The Stripe timestamp is outside the tolerance.
+        public static let expired = Reason("expired", 401)
+        /// A JWS `alg` other than ES256.
+        public static let unsupportedAlgorithm = Reason("unsupported_algorithm", 401)
+        /// The x5c chain does not lead to a trusted root at the payload's `signedDate`.
+        public static let untrustedChain = Reason("untrusted_chain", 401)
+        /// A leaf or intermediate without Apple's marker extension.
+        public static let missingOID = Reason("missing_oid", 401)
+        /// A bundle id not in `APPLE_BUNDLE_IDS`.
+        public static let wrongBundle = Reason("wrong_bundle", 401)
+        /// A Sandbox payload on the Production endpoint, or the reverse.
+        public static let wrongEnvironment = Reason("wrong_environment", 401)
+        /// An `appAppleId` other than `APPLE_APP_APPLE_ID` on a Production payload.
+        public static let wrongApp = Reason("wrong_app", 401)
+
+        public static let all: [Reason] = [
+            .missingSignature, .malformedSignature, .malformed, .tooLarge, .badSignature, .expired,
+            .unsupportedAlgorithm, .untrustedChain, .missingOID, .wrongBundle, .wrongEnvironment, .wrongApp,
+        ]
+
+        public var description: String { code }
+    }
+
+    public var reason: Reason
+    public var message: String
+
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { "\(reason.code): \(message)" }
+}

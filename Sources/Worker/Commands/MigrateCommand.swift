@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import Foundation
+import Logging
+import Shared
+
+/// `worker migrate`: applies the SQL migrations of `sql/`.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply pending SQL migrations; safe to run concurrently and repeatedly.",
+        discussion: """
+            Runs every pending sql/NNNN_name.sql in one transaction under an advisory lock and records \
+            it in schema_migrations. A failing migration leaves the database as it was and exits 1.
+
+            Environment:
+              DATABASE_URL        postgres://user:pass@host:port/db (required)
+              MIGRATIONS_DIR      the folder of migrations (default: ./sql, then next to the binary)
+            """)
+
+    @Option(help: "The folder of NNNN_name.sql migrations (overrides MIGRATIONS_DIR).")
+    var directory: String?
+
+    func run() async throws {
+        let environment = EnvironmentValues(ProcessInfo.processInfo.environment)
+        let settings = try WorkerSettings(environment: environment)
+        LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        let logger = Logger(label: "worker.migrate")
+        guard let folder = Migration.locateDirectory(
+            explicit: directory ?? environment.string("MIGRATIONS_DIR"),
+            executablePath: CommandLine.arguments[0])
+        else {
+            throw CommandFailure("no sql/ folder found; pass --directory or set MIGRATIONS_DIR")
+        }
+        let migrations = try Migration.load(from: folder)
+        let applied = try await DatabaseSession.with(settings.database, maximumConnections: 1, logger: logger) { client in
+            try await Migrator(client: client, logger: logger).migrate(migrations)
+        }
+        print(applied.isEmpty ? "up to date (\(migrations.count) migrations)" : "applied \(applied.joined(separator: ", "))")
+    }
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+import Logging
+import PostgresNIO
+import Shared
+import Synchronization
+
+/// Lets a handler commit its own writes together with its job's completion, exactly once.
+final class JobCompletion: Sendable {
+    let job: ClaimedJob
+    private let queue: JobQueue
+    private let logger: Logger
+    private let committed = Mutex(false)
+
+    init(job: ClaimedJob, queue: JobQueue, logger: Logger) {
+        self.job = job
+        self.queue = queue
+        self.logger = logger
+    }
+
+    /// Whether ``commit(_:)`` has completed the job.
+    var isCommitted: Bool { committed.withLock { $0 } }
+
+    /// Runs `body` and marks the job done in one transaction: both commit or neither does.
+    ///
+    /// - Throws: what `body` throws, or ``JobQueueError/Code/leaseLost`` when another worker owns the job now.
+    func commit<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        let result = try await queue.client.withTransaction(logger: logger) { connection in
+            let result = try await body(connection)
+            try await queue.complete(job, on: connection)
+            return result
+        }
+        committed.withLock { $0 = true }
+        return result
+    }
+}

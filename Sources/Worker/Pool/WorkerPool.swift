@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Runs up to `concurrency` jobs of one queue at a time in this process, until graceful shutdown.
+///
+/// ```swift
+/// let pool = WorkerPool(queue: JobQueue(client: client, name: .events, logger: logger),
+///                       handlers: ["stripe": StripeHandler()], configuration: .init(concurrency: 16), logger: logger)
+/// // in a ServiceGroup after the PostgresClient
+/// ```
+///
+/// The dispatcher dequeues as many jobs as there are free slots, then sleeps until a job finishes,
+/// a NOTIFY announces new work, or the poll interval passes. Alongside it, the pool extends the
+/// leases of its running jobs, returns other workers' expired leases to the queue, and listens
+/// for NOTIFY. On graceful shutdown it stops dequeuing and lets running jobs finish.
+final class WorkerPool: Service, CustomStringConvertible {
+    struct Configuration: Sendable {
+        /// Jobs in flight at once (`WORKER_CONCURRENCY`).
+        var concurrency: Int = 16
+        /// The fallback poll when no NOTIFY arrives.
+        var pollInterval: Duration = .seconds(1)
+        /// How often expired leases are looked for.
+        var rescueInterval: Duration = .seconds(5)
+        /// This process's name in `locked_by`.
+        var owner: String = WorkerPool.defaultOwner()
+    }
+
+    let queue: JobQueue
+    private let handlers: [String: any JobHandler]
+    private let configuration: Configuration
+    private let logger: Logger
+    private let wakeup = WakeupSignal()
+    private let running = Mutex(Set<Int64>())
+
+    var description: String { "WorkerPool(\(queue.name))" }
+
+    init(queue: JobQueue, handlers: [String: any JobHandler], configuration: Configuration, logger: Logger) {
+        self.queue = queue
+        self.handlers = handlers
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    static func defaultOwner() -> String {
+        "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UInt16.random(in: 0...UInt16.max))"
+    }
+
+    func run() async throws {
+        await withDiscardingTaskGroup { helpers in
+            helpers.addTask { await self.listenForNotifications() }
+            helpers.addTask { await self.extendLeasesPeriodically() }
+            helpers.addTask { await self.rescueExpiredLeasesPeriodically() }
+            await withGracefulShutdownHandler {
+                await self.dispatchUntilShutdown()
+            } onGracefulShutdown: {
+                self.wakeup.signal()
+            }
+            helpers.cancelAll()
+        }
+        logger.info("worker pool stopped", metadata: ["queue": "\(queue.name)"])
+    }
+
+    /// Returns after shutdown began and every running job finished.
+    private func dispatchUntilShutdown() async {
+        await withDiscardingTaskGroup { jobs in
+            while !Task.isShuttingDownGracefully {
+                let free = configuration.concurrency - running.withLock(\.count)
+                guard free > 0 else {
+                    await wakeup.wait(timeout: configuration.pollInterval)
+                    continue
+                }
+                let claimed: [ClaimedJob]
+                do {
+                    claimed = try await queue.dequeue(limit: free, owner: configuration.owner)
+                } catch {
+                    logger.warning("dequeue failed", metadata: ["queue": "\(queue.name)", "error": "\(ErrorText.describe(error))"])
+                    await wakeup.wait(timeout: configuration.pollInterval)
+                    continue
+                }
+                if Task.isShuttingDownGracefully {
+                    try? await queue.release(claimed)
+                    break
+                }
+                for job in claimed {
+                    running.withLock { _ = $0.insert(job.id) }
+                    jobs.addTask {
+                        await self.execute(job)
+                        self.running.withLock { _ = $0.remove(job.id) }
+                        self.wakeup.signal()
+                    }
+                }
+                if claimed.count < free {
+                    await wakeup.wait(timeout: configuration.pollInterval)
+                }
+            }
+        }
+    }
+
+    /// One attempt of one job: its handler, then completion, or a recorded failure.
+    func execute(_ job: ClaimedJob) async {
+        var logger = self.logger
+        logger[metadataKey: "job_id"] = "\(job.id)"
+        logger[metadataKey: "queue"] = "\(job.queue)"
+        logger[metadataKey: "attempt"] = "\(job.attempt)"
+        let started = ContinuousClock.now
+        do {
+            guard let handler = handlers[job.kind] else {
+                throw JobQueueError(code: .noHandler, jobID: job.id, details: "no handler for kind \(job.kind)")
+            }
+            let completion = JobCompletion(job: job, queue: queue, logger: logger)
+            try await handler.handle(job, completion: completion)
+            if !completion.isCommitted {
+                let done = try await queue.complete([job])
+                if !done.contains(job.id) { throw JobQueueError(code: .leaseLost, jobID: job.id) }
+            }
+            logger.debug("job done")
+        } catch {
+            let elapsed = started.duration(to: .now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let text = ErrorText.describe(error)
+            do {
+                let outcome = try await queue.fail(
+                    job, error: text, retryAfter: (error as? RetryLater)?.delaySeconds, durationSeconds: seconds)
+                switch outcome {
+                case .dead: logger.error("job dead after its last attempt", metadata: ["error": "\(text)"])
+                case .retry(let at): logger.warning("job failed, will retry", metadata: ["error": "\(text)", "run_at": "\(at)"])
+                case .leaseLost: logger.warning("job failed after its lease was lost", metadata: ["error": "\(text)"])
+                }
+            } catch {
+                // The lease will expire and the rescuer will return the job; nothing is lost.
+                logger.error("recording a failed attempt failed", metadata: ["error": "\(ErrorText.describe(error))"])
+            }
+        }
+    }
+
+    private func listenForNotifications() async {
+        while !Task.isCancelled {
+            do {
+                try await queue.client.withConnection { connection in
+                    try await connection.listen(on: self.queue.name.notificationChannel) { notifications in
+                        // A (re)connected listener may have missed notifications: look once.
+                        self.wakeup.signal()
+                        for try await _ in notifications { self.wakeup.signal() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("LISTEN connection lost, reconnecting", metadata: ["error": "\(ErrorText.describe(error))"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func extendLeasesPeriodically() async {
+        let period = Duration.seconds(max(queue.configuration.leaseSeconds / 3, 0.2))
+        while !Task.isCancelled {
+            try? await Task.sleep(for: period)
+            let ids = Array(running.withLock { $0 })
+            do {
+                try await queue.extendLeases(of: ids, owner: configuration.owner)
+            } catch {
+                logger.warning("extending leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
+            }
+        }
+    }
+
+    private func rescueExpiredLeasesPeriodically() async {
+        while !Task.isCancelled {
+            do {
+                while try await queue.rescueExpiredLeases() > 0 {}
+            } catch {
+                logger.debug("rescuing expired leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
+            }
+            try? await Task.sleep(for: configuration.rescueInterval)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+import Shared
+
+/// The worker's environment variables (CONTRACT.md), read once at start.
+struct WorkerSettings: Sendable {
+    var database: DatabaseURL
+    var concurrency: Int
+    var queue: JobQueue.Configuration
+    var metricsPort: Int
+    var logLevel: String
+    var logFormat: String
+
+    /// The text `worker run --help` shows.
+    static let help = """
+        Environment:
+          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
+          WORKER_CONCURRENCY        jobs in flight per process (default 16)
+          MAX_ATTEMPTS              attempts before a job is dead-lettered (default 12)
+          RETRY_BASE_SECONDS        backoff base, base·2^(attempt−1) with full jitter (default 2)
+          RETRY_MAX_SECONDS         backoff cap (default 21600)
+          LEASE_SECONDS             how long a dequeued job is owned before another worker may take it (default 60)
+          METRICS_PORT              port of /metrics and /healthz (default 9090)
+          LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
+        """
+
+    init(environment: EnvironmentValues) throws {
+        database = try DatabaseURL(try environment.required("DATABASE_URL"))
+        concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
+        let maxAttempts = try environment.int("MAX_ATTEMPTS", default: 12, range: 1...1000)
+        let base = try environment.double("RETRY_BASE_SECONDS", default: 2, range: 0...86_400)
+        let cap = try environment.double("RETRY_MAX_SECONDS", default: 21_600, range: 0...2_592_000)
+        let lease = try environment.double("LEASE_SECONDS", default: 60, range: 0.5...86_400)
+        queue = .init(maxAttempts: maxAttempts, retry: .init(baseSeconds: base, maxSeconds: cap), leaseSeconds: lease)
+        metricsPort = try environment.int("METRICS_PORT", default: 9090, range: 0...65_535)
+        (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
+    }
+}

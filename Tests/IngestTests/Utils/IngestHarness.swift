@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import Logging
+import Shared
+import TestSupport
+import X509
+
+@testable import Ingest
+
+/// Runs the real `ingest` application (router, group-commit writer, PostgreSQL client) against a
+/// fresh migrated database, with settings built from an environment the way the process builds them.
+enum IngestHarness {
+    static let stripeSecret = "whsec_test_primary_0123456789abcdef"
+    static let rotatedStripeSecret = "whsec_test_rotated_fedcba9876543210"
+    static let apiKey = "sk_sluice_test_key"
+    static let bundleID = "com.example.sluice"
+    static let appAppleID: Int64 = 1_234_567_890
+
+    /// The test PKI every Apple test trusts.
+    static let pki: ApplePKI = try! ApplePKI.generate(name: "Ingest Tests")
+    static let signer = AppleJWSSigner(pki: pki)
+
+    /// The root as a PEM file, as `APPLE_ROOT_CERTIFICATES` names it.
+    static let rootPath: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-ingest-tests-root-\(UUID().uuidString).pem")
+        try! pki.root.serializeAsPEM().pemString.write(to: path, atomically: true, encoding: .utf8)
+        return path.path
+    }()
+
+    static func environment(database: DatabaseURL, overrides: [String: String] = [:]) -> [String: String] {
+        var values = [
+            "DATABASE_URL": database.urlString,
+            "INGEST_HOST": "127.0.0.1",
+            "INGEST_PORT": "0",
+            "STRIPE_WEBHOOK_SECRETS": stripeSecret,
+            "APPLE_ROOT_CERTIFICATES": rootPath,
+            "APPLE_BUNDLE_IDS": bundleID,
+            "APPLE_APP_APPLE_ID": "\(appAppleID)",
+            "API_KEYS": apiKey,
+            "LOG_LEVEL": "critical",
+        ]
+        values.merge(overrides) { $1 }
+        return values
+    }
+
+    /// Runs `body` with a client of the real application, in process (`.router`) or over a socket (`.live`).
+    static func withIngest(
+        _ setup: TestingSetup = .router, environment overrides: [String: String] = [:],
+        _ body: @Sendable @escaping (any TestClientProtocol, TestDatabase) async throws -> Void
+    ) async throws {
+        try await TestDatabase.with { db in
+            let settings = try IngestSettings(environment: EnvironmentValues(environment(database: db.url, overrides: overrides)))
+            let app = try buildApplication(settings: settings, logger: TestDatabase.logger)
+            try await app.test(setup) { client in try await body(client, db) }
+        }
+    }
+}
+
+extension TestClientProtocol {
+    /// POSTs a Stripe event signed with `secret` (or with the header given).
+    func postStripe(_ body: Data, secret: String = IngestHarness.stripeSecret, signature: String? = nil) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        headers[HTTPField.Name("Stripe-Signature")!] = signature ?? StripeSigner.header(body: body, secret: secret)
+        return try await execute(uri: "/v1/webhooks/stripe", method: .post, headers: headers, body: ByteBuffer(data: body))
+    }
+
+    func postApple(_ body: Data, sandbox: Bool = true, path: String = "/v1/webhooks/appstore-notifications") async throws -> TestResponse {
+        try await execute(
+            uri: path + (sandbox ? "?sandbox=true" : ""), method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(data: body))
+    }
+}
+
+extension TestResponse {
+    /// The `error.code` of a JSON error body.
+    var errorCode: String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+              let error = object["error"] as? [String: Any] else { return nil }
+        return error["code"] as? String
+    }
+
+    var text: String { String(buffer: body) }
+}
+
+extension TestDatabase {
+    func eventCount(source: String? = nil) async throws -> Int64 {
+        if let source {
+            return try await scalar("SELECT count(*) FROM events WHERE source = \(source)")
+        }
+        return try await scalar("SELECT count(*) FROM events")
+    }
+}

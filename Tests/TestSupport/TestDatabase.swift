@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+public import PostgresNIO
+public import Shared
+
+/// A fresh, migrated PostgreSQL database for one test, on the server `DATABASE_URL` names.
+///
+/// Each test gets its own database, so tests run in parallel without seeing each other's rows.
+/// `scripts/test` starts a throwaway server and sets `DATABASE_URL`; without it the test fails.
+public struct TestDatabase: Sendable {
+    public let url: DatabaseURL
+    public let client: PostgresClient
+
+    public static let logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        return logger
+    }()
+
+    /// The server's URL, or a failure that says how to get one.
+    public static func serverURL() throws -> DatabaseURL {
+        guard let text = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+            throw CommandFailure("DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL")
+        }
+        return try DatabaseURL(text)
+    }
+
+    /// The repository's `sql/` folder.
+    public static let migrationsDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("sql")
+
+    /// Creates a database, migrates it unless `migrate` is false, runs `body` with a running client, then drops it.
+    public static func with<Result: Sendable>(
+        migrate: Bool = true, maximumConnections: Int = 24,
+        _ body: @Sendable @escaping (TestDatabase) async throws -> Result
+    ) async throws -> Result {
+        let server = try serverURL()
+        var url = server
+        url.database = "sluice_test_\(UInt64.random(in: 0...UInt64.max))"
+        let name = url.database
+        try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
+            try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+        }
+        let client = PostgresClient(
+            configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
+        let result: Result
+        do {
+            result = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                if migrate {
+                    try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
+                }
+                return try await body(TestDatabase(url: url, client: client))
+            }
+        } catch {
+            try? await drop(name, on: server)
+            throw error
+        }
+        try? await drop(name, on: server)
+        return result
+    }
+
+    private static func drop(_ name: String, on server: DatabaseURL) async throws {
+        try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
+            try await admin.query("DROP DATABASE IF EXISTS \(unescaped: name) WITH (FORCE)", logger: logger)
+        }
+    }
+
+    /// A single integer from a query such as `SELECT count(*) …`.
+    public func scalar(_ query: PostgresQuery) async throws -> Int64 {
+        for try await value in try await client.query(query, logger: Self.logger).decode(Int64.self) { return value }
+        throw CommandFailure("the query returned no row")
+    }
+}

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by scripts/test, scripts/dev and the others: a throwaway PostgreSQL on a loopback port.
+# Source it, then: pg_ensure_installed; pg_start DIR [PORT]; … ; pg_stop DIR
+
+pg_ensure_installed() {
+    if ! command -v initdb >/dev/null 2>&1; then
+        local bindir
+        bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+        if [ -z "$bindir" ]; then
+            echo "installing PostgreSQL (apt-get)…" >&2
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -qq >/dev/null && apt-get install -y -qq postgresql >/dev/null
+            bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+        fi
+        export PATH="$bindir:$PATH"
+    fi
+    if ! command -v psql >/dev/null 2>&1; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null && apt-get install -y -qq postgresql-client >/dev/null
+    fi
+}
+
+pg_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Runs a PostgreSQL command as the postgres user when we are root (PostgreSQL refuses root).
+pg_as_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_start DIR [PORT]: initialise DIR if new, start on 127.0.0.1:PORT, export DATABASE_URL.
+pg_start() {
+    local dir=$1 port=${2:-$(pg_free_port)}
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+        chown -R postgres "$dir"
+        chmod 700 "$dir"
+    fi
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        pg_as_owner initdb -D "$dir/data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 \
+            || { cat "$dir/initdb.log" >&2; return 1; }
+    fi
+    pg_as_owner pg_ctl -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=300 -c fsync=on" start >/dev/null \
+        || { tail -20 "$dir/postgres.log" >&2; return 1; }
+    echo "$port" >"$dir/port"
+    export PGPORT=$port PGHOST=127.0.0.1 PGUSER=postgres
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+}
+
+pg_stop() {
+    local dir=$1
+    [ -f "$dir/data/postmaster.pid" ] && pg_as_owner pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1
+    return 0
+}
