@@ -99,6 +99,27 @@ let package = Package(
             path: "Benchmarks/QueueBenchmark",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "VerifyBenchmark",
+            dependencies: [
+                "Shared", "DevSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/VerifyBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "IngestLoad",
+            dependencies: [
+                "DevSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/IngestLoad",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TestSupport",
             dependencies: [

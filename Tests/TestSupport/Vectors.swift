@@ -3,10 +3,15 @@ public import Foundation
 
 /// The test material in `../shared/vectors/`, read in place (never copied into the project).
 public enum Vectors {
-    /// `<repository>/../shared/vectors`.
-    public static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors").standardized
+    /// `SLUICE_VECTORS_DIR` when set, else `<repository>/../shared/vectors`.
+    public static let directory: URL = {
+        if let explicit = ProcessInfo.processInfo.environment["SLUICE_VECTORS_DIR"] {
+            return URL(fileURLWithPath: explicit)
+        }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("../shared/vectors").standardized
+    }()
 
     public static func url(_ relativePath: String) -> URL {
         directory.appendingPathComponent(relativePath)

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import AsyncHTTPClient
+import DevSupport
+import Foundation
+import NIOCore
+
+/// A closed-loop load generator for a running `ingest`: `connections` clients each send signed
+/// Stripe events (unique ids, ~2 KB) or test-PKI Apple notifications back to back for a fixed
+/// time. Reports requests/s, p50/p99/p999 latency, errors, and the target's peak RSS when given
+/// its pid. `scripts/bench-ingest` runs it against a fresh ingest with the pgbench baseline.
+@main
+struct IngestLoad: AsyncParsableCommand {
+    enum Kind: String, ExpressibleByArgument { case stripe, apple }
+
+    static let configuration = CommandConfiguration(commandName: "IngestLoad", abstract: "Load generator for ingest.")
+
+    @Option(help: "ingest's base URL.") var url = "http://127.0.0.1:8080"
+    @Option(help: "stripe or apple.") var kind: Kind = .stripe
+    @Option(help: "Concurrent connections.") var connections = 32
+    @Option(help: "Seconds of load.") var seconds: Double = 10
+    @Option(help: "Stripe endpoint secret.") var secret = "whsec_bench_secret"
+    @Option(help: "Development PKI folder, for apple.") var pki = ".dev/pki"
+    @Option(help: "ingest's pid, to report its peak RSS.") var pid: Int?
+    @Option(help: "Target rate in requests/s for all connections together (open loop); 0 = as fast as possible.") var rate: Double = 0
+
+    func run() async throws {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let signer = kind == .apple ? AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))) : nil
+        let runID = UUID().uuidString.prefix(8).lowercased()
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let interval = rate > 0 ? Duration.seconds(Double(connections) / rate) : .zero
+        let (kind, url, secret) = (self.kind, self.url, self.secret)
+
+        let results = try await withThrowingTaskGroup(of: (latencies: [Double], errors: Int).self) { group in
+            for connection in 0..<connections {
+                group.addTask {
+                    var latencies: [Double] = []
+                    var errors = 0
+                    var sequence = 0
+                    var next = ContinuousClock.now
+                    while ContinuousClock.now < deadline {
+                        if interval > .zero {
+                            next += interval
+                            try? await Task.sleep(until: next)
+                        }
+                        sequence += 1
+                        let request = try Self.request(
+                            kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_\(sequence)")
+                        let started = ContinuousClock.now
+                        do {
+                            let response = try await client.execute(request, timeout: .seconds(30))
+                            _ = try await response.body.collect(upTo: 1 << 16)
+                            if response.status.code != 200 { errors += 1 }
+                        } catch {
+                            errors += 1
+                        }
+                        let elapsed = started.duration(to: .now)
+                        latencies.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                    }
+                    return (latencies, errors)
+                }
+            }
+            return try await group.reduce(into: (latencies: [Double](), errors: 0)) {
+                $0.latencies += $1.latencies
+                $0.errors += $1.errors
+            }
+        }
+        try await client.shutdown()
+        let sorted = results.latencies.sorted()
+        func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        let rss = pid.flatMap(Self.peakRSSMiB).map { String(format: "%.1f MiB", $0) } ?? "n/a"
+        print(String(
+            format: "%@ %d conn: %.0f req/s, p50 %.2f ms, p99 %.2f ms, p999 %.2f ms, errors %d of %d, ingest peak RSS %@",
+            kind.rawValue, connections, Double(sorted.count) / seconds, percentile(0.5), percentile(0.99), percentile(0.999),
+            results.errors, sorted.count, rss))
+    }
+
+    static func request(kind: Kind, url: String, secret: String, signer: AppleJWSSigner?, id: String) throws -> HTTPClientRequest {
+        var request: HTTPClientRequest
+        let body: Data
+        switch kind {
+        case .stripe:
+            body = try SampleStripeEvents.event(
+                id: "evt_\(id)", type: "payment_intent.succeeded",
+                object: SampleStripeEvents.paymentIntent(id: "pi_\(id)").merging(["description": String(repeating: "x", count: 1_400)]) { $1 })
+            request = HTTPClientRequest(url: url + "/v1/webhooks/stripe")
+            request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: body, secret: secret))
+        case .apple:
+            let transaction = SampleAppleTransaction(transactionId: "\(abs(id.hashValue))", appAccountToken: UUID().uuidString.lowercased())
+            body = try signer!.notificationBody(
+                type: "DID_RENEW", transaction: transaction, renewal: SampleAppleRenewalInfo(originalTransactionId: transaction.transactionId))
+            request = HTTPClientRequest(url: url + "/v1/webhooks/appstore-notifications?sandbox=true")
+        }
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        return request
+    }
+
+    /// `VmHWM` of a process, from /proc.
+    static func peakRSSMiB(pid: Int) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kib / 1024
+    }
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Shared
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// A handler that writes one `effects` row per job inside the job's completion transaction.
+struct RecordingHandler: JobHandler {
+    var delay: Duration = .zero
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        if delay > .zero { try await Task.sleep(for: delay) }
+        _ = try await completion.commit { connection in
+            try await connection.query("INSERT INTO effects (job_id) VALUES (\(job.id))", logger: TestDatabase.logger)
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(3)))
+struct WorkerPoolTests {
+    static let logger = TestDatabase.logger
+
+    static func pool(_ db: TestDatabase, handlers: [String: any JobHandler], queue: JobQueue.Configuration = .init(), concurrency: Int = 8) -> WorkerPool {
+        WorkerPool(
+            queue: JobQueue(client: db.client, name: .events, configuration: queue, logger: logger),
+            handlers: handlers, configuration: .init(concurrency: concurrency), logger: logger)
+    }
+
+    /// Runs `pool` until `until` holds (polled), then shuts it down gracefully and waits for it.
+    static func run(_ pool: WorkerPool, until condition: @Sendable () async throws -> Bool) async throws {
+        let group = ServiceGroup(configuration: .init(services: [pool], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await !condition(), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test func everyJobTakesEffectExactlyOnce() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            try await SyntheticEvents.enqueue(600, into: EventStore(client: db.client, logger: Self.logger))
+            let pool = Self.pool(db, handlers: ["stripe": RecordingHandler()])
+            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 600 }
+            #expect(try await db.scalar("SELECT count(*) FROM effects") == 600)
+            #expect(try await db.scalar("SELECT count(DISTINCT job_id) FROM effects") == 600)
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state <> 'done'") == 0)
+        }
+    }
+
+    @Test func aJobWithoutHandlerIsRetriedThenDeadWithItsHistory() async throws {
+        try await TestDatabase.with { db async throws in
+            try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger), source: .apple)
+            let pool = Self.pool(db, handlers: [:], queue: .init(maxAttempts: 3, retry: .init(baseSeconds: 0.01, maxSeconds: 0.01)))
+            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'dead'") == 1 }
+            #expect(try await db.scalar("SELECT attempts FROM events")  == 3)
+            #expect(try await db.scalar("SELECT count(*) FROM queue_attempts WHERE error LIKE 'no_handler%'") == 3)
+        }
+    }
+
+    @Test func gracefulShutdownLetsRunningJobsFinishAndLeavesNothingLocked() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            try await SyntheticEvents.enqueue(200, into: EventStore(client: db.client, logger: Self.logger))
+            let pool = Self.pool(db, handlers: ["stripe": RecordingHandler(delay: .milliseconds(300))], concurrency: 4)
+            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'running'") == 4 }
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'running'") == 0)
+            let done = try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'")
+            #expect(done >= 4 && done < 200)
+            #expect(try await db.scalar("SELECT count(*) FROM effects") == done)
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'pending' AND attempts = 0") == 200 - done)
+        }
+    }
+
+    @Test func pauseStopsEveryConsumerWithinASecondAndResumeRestartsIt() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            let queue = JobQueue(client: db.client, name: .events, logger: Self.logger)
+            try await queue.pause()
+            let pool = Self.pool(db, handlers: ["stripe": RecordingHandler()])
+            try await Self.run(pool) {
+                try await SyntheticEvents.enqueue(20, into: EventStore(client: db.client, logger: Self.logger))
+                try await Task.sleep(for: .milliseconds(1_500))
+                #expect(try await db.scalar("SELECT count(*) FROM effects") == 0)
+                try await queue.resume()
+                let resumed = ContinuousClock.now
+                while try await db.scalar("SELECT count(*) FROM effects") < 20 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(resumed.duration(to: .now) < .seconds(1))
+                return true
+            }
+        }
+    }
+}
