@@ -124,6 +124,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Shared", "DevSupport",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -147,7 +148,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerTests",
-            dependencies: ["Worker", "Shared", "TestSupport", "DevSupport"],
+            dependencies: [
+                "Worker", "Ingest", "Shared", "TestSupport", "DevSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -18,6 +18,7 @@ public struct SampleAppleTransaction: Codable, Sendable {
     public var revocationReason: Int?
     public var offerType: Int?
     public var offerDiscountType: String?
+    public var offerIdentifier: String?
     public var price: Int64?
     public var currency: String?
     public var quantity: Int = 1

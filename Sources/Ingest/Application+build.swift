@@ -49,12 +49,16 @@ func buildRouter(
         apiKeys: APIKeyCheck(keys: settings.apiKeys))
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>(client: client, registry: metrics.registry).addRoutes(to: router)
+    ReadController<IngestContext>(reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys))
+        .addRoutes(to: router)
 
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
              WebhookController<IngestContext>.storeKitPath],
         allowed: .post)
-    router.answerMethodNotAllowed(on: ["/healthz", "/readyz", "/metrics"], allowed: .get)
+    router.answerMethodNotAllowed(
+        on: ["/healthz", "/readyz", "/metrics", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath],
+        allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if apple == nil { logger.warning("APPLE_ROOT_CERTIFICATES is not set: the Apple endpoints answer 503") }
     if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the StoreKit sync and read API answer 401") }

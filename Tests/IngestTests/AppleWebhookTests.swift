@@ -164,11 +164,7 @@ struct AppleWebhookTests {
 
     // MARK: Helpers
 
-    static func rootFile(_ pki: ApplePKI) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-root-\(UUID().uuidString).pem")
-        try pki.root.serializeAsPEM().pemString.write(to: path, atomically: true, encoding: .utf8)
-        return path.path
-    }
+    static func rootFile(_ pki: ApplePKI) throws -> String { try TestCredentials.rootFile(pki) }
 
     private func expectRejected(
         _ body: Data, sandbox: Bool = true, status: HTTPResponse.Status, code: String, trusting pki: ApplePKI? = nil

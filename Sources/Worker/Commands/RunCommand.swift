@@ -41,7 +41,10 @@ struct RunCommand: AsyncParsableCommand {
 
 /// The handlers of the events queue, by source.
 enum EventHandlers {
-    /// No event handler exists yet: until the state-transition handlers land, every event is a
-    /// `no_handler` failure that goes through retry and dead-lettering like any other.
-    static func all(logger: Logger) -> [String: any JobHandler] { [:] }
+    /// Stripe events have no handler yet: they are `no_handler` failures that go through retry
+    /// and dead-lettering like any other, and apply once replayed after the handler lands.
+    static func all(logger: Logger) -> [String: any JobHandler] {
+        let apple = AppleEventHandler(logger: logger)
+        return [EventSource.apple.rawValue: apple, EventSource.storekit.rawValue: apple]
+    }
 }

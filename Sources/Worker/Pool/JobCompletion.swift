@@ -10,11 +10,15 @@ final class JobCompletion: Sendable {
     private let queue: JobQueue
     private let logger: Logger
     private let committed = Mutex(false)
+    /// Runs after the handler's writes and before the completion, inside the transaction: tests
+    /// use it to crash or stall a worker at the worst moment.
+    private let beforeComplete: @Sendable () async throws -> Void
 
-    init(job: ClaimedJob, queue: JobQueue, logger: Logger) {
+    init(job: ClaimedJob, queue: JobQueue, logger: Logger, beforeComplete: @escaping @Sendable () async throws -> Void = {}) {
         self.job = job
         self.queue = queue
         self.logger = logger
+        self.beforeComplete = beforeComplete
     }
 
     /// Whether ``commit(_:)`` has completed the job.
@@ -26,6 +30,7 @@ final class JobCompletion: Sendable {
     func commit<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         let result = try await queue.client.withTransaction(logger: logger) { connection in
             let result = try await body(connection)
+            try await beforeComplete()
             try await queue.complete(job, on: connection)
             return result
         }

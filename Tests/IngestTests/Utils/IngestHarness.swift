@@ -14,37 +14,16 @@ import X509
 /// Runs the real `ingest` application (router, group-commit writer, PostgreSQL client) against a
 /// fresh migrated database, with settings built from an environment the way the process builds them.
 enum IngestHarness {
-    static let stripeSecret = "whsec_test_primary_0123456789abcdef"
-    static let rotatedStripeSecret = "whsec_test_rotated_fedcba9876543210"
-    static let apiKey = "sk_sluice_test_key"
-    static let bundleID = "com.example.sluice"
-    static let appAppleID: Int64 = 1_234_567_890
-
-    /// The test PKI every Apple test trusts.
-    static let pki: ApplePKI = try! ApplePKI.generate(name: "Ingest Tests")
-    static let signer = AppleJWSSigner(pki: pki)
-
-    /// The root as a PEM file, as `APPLE_ROOT_CERTIFICATES` names it.
-    static let rootPath: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-ingest-tests-root-\(UUID().uuidString).pem")
-        try! pki.root.serializeAsPEM().pemString.write(to: path, atomically: true, encoding: .utf8)
-        return path.path
-    }()
+    static let stripeSecret = TestCredentials.stripeSecret
+    static let rotatedStripeSecret = TestCredentials.rotatedStripeSecret
+    static let apiKey = TestCredentials.apiKey
+    static let bundleID = TestCredentials.bundleID
+    static let appAppleID = TestCredentials.appAppleID
+    static var pki: ApplePKI { TestCredentials.pki }
+    static var signer: AppleJWSSigner { TestCredentials.signer }
 
     static func environment(database: DatabaseURL, overrides: [String: String] = [:]) -> [String: String] {
-        var values = [
-            "DATABASE_URL": database.urlString,
-            "INGEST_HOST": "127.0.0.1",
-            "INGEST_PORT": "0",
-            "STRIPE_WEBHOOK_SECRETS": stripeSecret,
-            "APPLE_ROOT_CERTIFICATES": rootPath,
-            "APPLE_BUNDLE_IDS": bundleID,
-            "APPLE_APP_APPLE_ID": "\(appAppleID)",
-            "API_KEYS": apiKey,
-            "LOG_LEVEL": "critical",
-        ]
-        values.merge(overrides) { $1 }
-        return values
+        TestCredentials.ingestEnvironment(databaseURL: database.urlString, overrides: overrides)
     }
 
     /// Runs `body` with a client of the real application, in process (`.router`) or over a socket (`.live`).

@@ -16,6 +16,16 @@ public struct AppleTransactionPayload: AppleSignedPayload, Equatable {
     public var purchaseDate: Date?
     public var expiresDate: Date?
     public var revocationDate: Date?
+    public var originalPurchaseDate: Date?
+    /// Milli-units of the currency (9990 is 9.99).
+    public var price: Int64?
+    public var currency: String?
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int?
+    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`.
+    public var offerDiscountType: String?
+    public var offerIdentifier: String?
+    public var transactionReason: String?
 }
 
 /// A decoded `JWSRenewalInfo`: a notification's `signedRenewalInfo`.
@@ -27,4 +37,8 @@ public struct AppleRenewalInfoPayload: AppleSignedPayload, Equatable {
     public var autoRenewProductId: String?
     public var environment: String?
     public var signedDate: Date?
+    /// 1 on, 0 off.
+    public var autoRenewStatus: Int?
+    public var gracePeriodExpiresDate: Date?
+    public var isInBillingRetryPeriod: Bool?
 }

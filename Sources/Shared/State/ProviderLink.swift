@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// What one provider id points at (`provider_links`).
+public struct ProviderLink: Sendable, Equatable {
+    /// The kinds of provider ids Sluice links.
+    public enum Kind: String, Sendable {
+        case stripeCustomer = "stripe_customer"
+        case stripeSubscription = "stripe_subscription"
+        case stripePaymentIntent = "stripe_payment_intent"
+        case stripeCharge = "stripe_charge"
+        case stripeCheckoutSession = "stripe_checkout_session"
+        case stripeSetupIntent = "stripe_setup_intent"
+        case stripeInvoice = "stripe_invoice"
+        case appleOriginalTransaction = "apple_original_transaction"
+    }
+
+    public var kind: Kind
+    public var externalID: String
+    public var userID: String?
+    public var entitlementKey: String?
+    /// The `provider_transaction_id` of the transaction it names.
+    public var transactionKey: String?
+    /// The Stripe Connect account the id belongs to.
+    public var account: String?
+
+    public init(
+        _ kind: Kind, _ externalID: String, userID: String? = nil, entitlementKey: String? = nil,
+        transactionKey: String? = nil, account: String? = nil
+    ) {
+        self.kind = kind
+        self.externalID = externalID
+        self.userID = userID
+        self.entitlementKey = entitlementKey
+        self.transactionKey = transactionKey
+        self.account = account
+    }
+}
+
+/// What happened to an event in the worker (`applied_events.outcome`).
+public enum EventOutcome: String, Sendable, Equatable {
+    /// It changed state.
+    case applied
+    /// It was older than the state it would change: nothing changed.
+    case stale
+    /// It carries nothing to change (TEST, trial_will_end, unknown types): kept as a record.
+    case recorded
+}

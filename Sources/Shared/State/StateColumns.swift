@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import PostgresNIO
+
+/// The columns of `entitlements` that ``EntitlementState`` holds, and how a row becomes one.
+enum EntitlementColumns {
+    static let list = """
+        entity_key, user_id, email, product_id, product_type, source, status, expires_at, purchased_at, will_renew,
+        is_trial, trial_ends_at, cancelled_at, grace_period_expires_at, pending_product_id, offer, last_event_time
+        """
+
+    static func decode(_ row: PostgresRow) throws -> EntitlementState {
+        let c = row.makeRandomAccess()
+        var e = EntitlementState(
+            entityKey: try c["entity_key"].decode(String.self),
+            userID: try c["user_id"].decode(String?.self),
+            productID: try c["product_id"].decode(String.self),
+            productType: ProductType(rawValue: try c["product_type"].decode(String.self)) ?? .nonConsumable,
+            source: PurchaseSource(rawValue: try c["source"].decode(String.self)) ?? .webCheckout,
+            status: EntitlementStatus(rawValue: try c["status"].decode(String.self)) ?? .expired)
+        e.email = try c["email"].decode(String?.self)
+        e.expiresAt = try c["expires_at"].decode(Date?.self)
+        e.purchasedAt = try c["purchased_at"].decode(Date?.self)
+        e.willRenew = try c["will_renew"].decode(Bool?.self)
+        e.isTrial = try c["is_trial"].decode(Bool.self)
+        e.trialEndsAt = try c["trial_ends_at"].decode(Date?.self)
+        e.cancelledAt = try c["cancelled_at"].decode(Date?.self)
+        e.gracePeriodExpiresAt = try c["grace_period_expires_at"].decode(Date?.self)
+        e.pendingProductID = try c["pending_product_id"].decode(String?.self)
+        e.offer = try c["offer"].decode(String?.self)
+        e.lastEventTime = try c["last_event_time"].decode(Date?.self)
+        return e
+    }
+}
+
+/// The columns of `transactions` that ``TransactionState`` holds, and how a row becomes one.
+enum TransactionColumns {
+    static let list = """
+        source, provider_transaction_id, entitlement_key, user_id, product_id, product_type, status, amount, currency,
+        purchased_at, refunded_at, last_event_time
+        """
+
+    static func decode(_ row: PostgresRow) throws -> TransactionState {
+        let c = row.makeRandomAccess()
+        var t = TransactionState(
+            source: PurchaseSource(rawValue: try c["source"].decode(String.self)) ?? .webCheckout,
+            providerTransactionID: try c["provider_transaction_id"].decode(String.self),
+            status: TransactionStatus(rawValue: try c["status"].decode(String.self)) ?? .pending)
+        t.entitlementKey = try c["entitlement_key"].decode(String?.self)
+        t.userID = try c["user_id"].decode(String?.self)
+        t.productID = try c["product_id"].decode(String?.self)
+        t.productType = try c["product_type"].decode(String?.self).flatMap(ProductType.init(rawValue:))
+        t.amount = try c["amount"].decode(Int64?.self)
+        t.currency = try c["currency"].decode(String?.self)
+        t.purchasedAt = try c["purchased_at"].decode(Date?.self)
+        t.refundedAt = try c["refunded_at"].decode(Date?.self)
+        t.lastEventTime = try c["last_event_time"].decode(Date?.self)
+        return t
+    }
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// Loads and saves entitlements, transactions and provider links on one connection, inside the
+/// caller's transaction (the worker's "apply the event and complete the job" transaction).
+public struct StateStore: Sendable {
+    public let connection: PostgresConnection
+    let logger: Logger
+
+    public init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Serialises every transaction that works on `key` until this one commits or rolls back.
+    public func lock(_ key: String) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+    }
+
+    // MARK: Entitlements
+
+    public func entitlement(_ key: String) async throws -> EntitlementState? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key) FOR UPDATE", logger: logger)
+        for try await row in rows { return try EntitlementColumns.decode(row) }
+        return nil
+    }
+
+    /// The keys of a user's entitlements from one source.
+    public func entitlementKeys(ofUser userID: String, source: PurchaseSource) async throws -> [String] {
+        var keys: [String] = []
+        for try await key in try await connection.query(
+            "SELECT entity_key FROM entitlements WHERE user_id = \(userID) AND source = \(source.rawValue) ORDER BY entity_key",
+            logger: logger
+        ).decode(String.self) {
+            keys.append(key)
+        }
+        return keys
+    }
+
+    public func save(_ e: EntitlementState) async throws {
+        try await connection.query(
+            """
+            INSERT INTO entitlements (entity_key, user_id, email, product_id, product_type, source, status, expires_at,
+                purchased_at, will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at,
+                pending_product_id, offer, last_event_time)
+            VALUES (\(e.entityKey), \(e.userID), \(e.email), \(e.productID), \(e.productType.rawValue), \(e.source.rawValue),
+                \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial), \(e.trialEndsAt),
+                \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.lastEventTime))
+            ON CONFLICT (entity_key) DO UPDATE SET
+                user_id = EXCLUDED.user_id, email = EXCLUDED.email, product_id = EXCLUDED.product_id,
+                product_type = EXCLUDED.product_type, status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
+                purchased_at = EXCLUDED.purchased_at, will_renew = EXCLUDED.will_renew, is_trial = EXCLUDED.is_trial,
+                trial_ends_at = EXCLUDED.trial_ends_at, cancelled_at = EXCLUDED.cancelled_at,
+                grace_period_expires_at = EXCLUDED.grace_period_expires_at,
+                pending_product_id = EXCLUDED.pending_product_id, offer = EXCLUDED.offer,
+                last_event_time = EXCLUDED.last_event_time, updated_at = now()
+            """, logger: logger)
+    }
+
+    // MARK: Transactions
+
+    public func transaction(_ source: PurchaseSource, _ providerID: String) async throws -> TransactionState? {
+        let rows = try await connection.query(
+            """
+            SELECT \(unescaped: TransactionColumns.list) FROM transactions
+            WHERE source = \(source.rawValue) AND provider_transaction_id = \(providerID) FOR UPDATE
+            """, logger: logger)
+        for try await row in rows { return try TransactionColumns.decode(row) }
+        return nil
+    }
+
+    /// Writes a transaction, and a history row when its status is new.
+    ///
+    /// - Parameter eventID: the queue row of the event that made the change.
+    public func save(_ t: TransactionState, eventID: Int64) async throws {
+        try await connection.query(
+            """
+            WITH saved AS (
+                INSERT INTO transactions (source, provider_transaction_id, entitlement_key, user_id, product_id, product_type,
+                    status, amount, currency, purchased_at, refunded_at, last_event_time)
+                VALUES (\(t.source.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID), \(t.productID),
+                    \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
+                    \(t.refundedAt), \(t.lastEventTime))
+                ON CONFLICT (source, provider_transaction_id) DO UPDATE SET
+                    entitlement_key = EXCLUDED.entitlement_key, user_id = EXCLUDED.user_id, product_id = EXCLUDED.product_id,
+                    product_type = EXCLUDED.product_type, status = EXCLUDED.status, amount = EXCLUDED.amount,
+                    currency = EXCLUDED.currency, purchased_at = EXCLUDED.purchased_at, refunded_at = EXCLUDED.refunded_at,
+                    last_event_time = EXCLUDED.last_event_time, updated_at = now()
+                RETURNING id, status
+            )
+            INSERT INTO transaction_status_history (transaction_id, status, event_id)
+            SELECT saved.id, saved.status, \(eventID) FROM saved
+            WHERE saved.status IS DISTINCT FROM (
+                SELECT h.status FROM transaction_status_history h WHERE h.transaction_id = saved.id
+                ORDER BY h.changed_at DESC, h.ctid DESC LIMIT 1)
+            """, logger: logger)
+    }
+
+    /// The transactions that belong to an entitlement.
+    public func transactionKeys(ofEntitlement key: String) async throws -> [String] {
+        var keys: [String] = []
+        for try await id in try await connection.query(
+            "SELECT provider_transaction_id FROM transactions WHERE entitlement_key = \(key)", logger: logger
+        ).decode(String.self) {
+            keys.append(id)
+        }
+        return keys
+    }
+
+    // MARK: Links
+
+    public func link(_ kind: ProviderLink.Kind, _ externalID: String) async throws -> ProviderLink? {
+        let rows = try await connection.query(
+            """
+            SELECT user_id, entitlement_key, transaction_key, account FROM provider_links
+            WHERE kind = \(kind.rawValue) AND external_id = \(externalID)
+            """, logger: logger)
+        for try await (user, entitlement, transaction, account) in rows.decode((String?, String?, String?, String?).self) {
+            return ProviderLink(kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account)
+        }
+        return nil
+    }
+
+    /// Adds or completes a link; a field the new link leaves `nil` keeps its stored value.
+    public func save(_ link: ProviderLink) async throws {
+        try await connection.query(
+            """
+            INSERT INTO provider_links (kind, external_id, user_id, entitlement_key, transaction_key, account)
+            VALUES (\(link.kind.rawValue), \(link.externalID), \(link.userID), \(link.entitlementKey), \(link.transactionKey), \(link.account))
+            ON CONFLICT (kind, external_id) DO UPDATE SET
+                user_id = COALESCE(EXCLUDED.user_id, provider_links.user_id),
+                entitlement_key = COALESCE(EXCLUDED.entitlement_key, provider_links.entitlement_key),
+                transaction_key = COALESCE(EXCLUDED.transaction_key, provider_links.transaction_key),
+                account = COALESCE(EXCLUDED.account, provider_links.account),
+                updated_at = now()
+            """, logger: logger)
+    }
+
+    /// Forgets every link of a Stripe Connect account (`account.application.deauthorized`).
+    @discardableResult
+    public func removeLinks(ofAccount account: String) async throws -> Int {
+        var count = 0
+        for try await _ in try await connection.query(
+            "DELETE FROM provider_links WHERE account = \(account) RETURNING kind", logger: logger
+        ) {
+            count += 1
+        }
+        return count
+    }
+
+    // MARK: Events
+
+    /// Records what became of an event; a second record of the same event is ignored.
+    public func record(eventID: Int64, entityKey: String?, outcome: EventOutcome, detail: String? = nil) async throws {
+        try await connection.query(
+            """
+            INSERT INTO applied_events (event_id, entity_key, outcome, detail)
+            VALUES (\(eventID), \(entityKey), \(outcome.rawValue), \(detail)) ON CONFLICT (event_id) DO NOTHING
+            """, logger: logger)
+    }
+}
+
+extension StateStore {
+    /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
+    public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
+        try await connection.query(
+            "UPDATE transactions SET user_id = \(userID), updated_at = now() WHERE entitlement_key = \(entitlementKey) AND user_id IS NULL",
+            logger: logger)
+    }
+}

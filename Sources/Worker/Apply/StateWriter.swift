@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+import Shared
+
+/// Saves a ``Decision`` through a ``StateStore``, inside the job's completion transaction.
+enum StateWriter {
+    static func save(_ decision: Decision, eventID: Int64, to store: StateStore) async throws {
+        for entitlement in decision.entitlements {
+            try await store.save(entitlement)
+            if let user = entitlement.userID {
+                try await store.assignUser(user, toTransactionsOf: entitlement.entityKey)
+            }
+        }
+        for transaction in decision.transactions {
+            try await store.save(transaction, eventID: eventID)
+        }
+        for link in decision.links {
+            try await store.save(link)
+        }
+        try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
+    }
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import Shared
+
+/// Applies stored App Store Server Notifications (`apple`) and synced StoreKit transactions
+/// (`storekit`): decode, lock the `originalTransactionId`, load, decide (``AppleDecider``), save,
+/// record and complete — one transaction.
+struct AppleEventHandler: JobHandler {
+    let logger: Logger
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        let (event, syncedUser) = try Self.decode(job)
+        _ = try await completion.commit { connection in
+            let store = StateStore(connection: connection, logger: logger)
+            guard let tx = event.transaction else {
+                try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
+                return
+            }
+            let originalID = tx.originalTransactionId ?? tx.transactionId
+            let key = AppleDecider.entityKey(originalTransactionID: originalID)
+            try await store.lock(key)
+            let entitlement = try await store.entitlement(key)
+            var user = syncedUser ?? tx.appAccountToken.map { $0.lowercased() }
+            if user == nil { user = try await store.link(.appleOriginalTransaction, originalID)?.userID }
+            user = user ?? entitlement?.userID
+            let state = AppleDecider.State(
+                entitlement: entitlement, transaction: try await store.transaction(.storeKit, tx.transactionId), userID: user)
+            try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store)
+        }
+    }
+
+    /// The decoded event, and the user a StoreKit sync named.
+    static func decode(_ job: ClaimedJob) throws -> (AppleDecider.Event, String?) {
+        let body = Data(buffer: job.payload)
+        if job.kind == EventSource.storekit.rawValue {
+            let (transaction, user) = try AppleSignedPayloadDecoder.storeKitSync(body: body)
+            let event = AppleDecider.Event(
+                eventID: job.id, type: AppleNotificationVerifier.storeKitEventType, time: transaction.signedDate ?? Date(),
+                transaction: transaction)
+            return (event, user)
+        }
+        let (notification, transaction, renewal) = try AppleSignedPayloadDecoder.notification(body: body)
+        let event = AppleDecider.Event(
+            eventID: job.id, type: notification.notificationType, subtype: notification.subtype,
+            time: notification.signedDate ?? Date(), transaction: transaction, renewal: renewal)
+        return (event, nil)
+    }
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Providers do not deliver in order, workers run concurrently, processes crash: the newest state
+/// wins and every effect happens once.
+@Suite(.timeLimit(.minutes(3)))
+struct AppleOrderingTests {
+    static let start = Date().addingTimeInterval(-86_400)
+    static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
+
+    @Test func aRenewalAppliedBeforeItsSubscribedWins() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            var renewal = subscription("11002", user: user, purchased: Self.at(30), expires: Self.at(30).addingTimeInterval(30 * 86_400))
+            renewal.originalTransactionId = "11001"
+            try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(30))
+            try await system.drain()
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("11001", user: user, purchased: Self.at(0)), at: Self.at(0))
+            try await system.drain()
+            let e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "active")
+            #expect(e["expires_at"] as? String == rfc3339(Self.at(30).addingTimeInterval(30 * 86_400)))
+            #expect(try await system.outcomes() == ["applied", "stale"])
+            // The late SUBSCRIBED's payment is still in the ledger.
+            #expect(try await system.transactions(userID: user).count == 2)
+        }
+    }
+
+    @Test func anOlderExpiredAfterANewerRenewalChangesNothing() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            let first = subscription("12001", user: user, purchased: Self.at(0))
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: Self.at(0))
+            var renewal = subscription("12002", user: user, purchased: Self.at(20))
+            renewal.originalTransactionId = "12001"
+            try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(20))
+            try await system.drain()
+            try await system.notify("EXPIRED", "VOLUNTARY", transaction: first, at: Self.at(10))
+            try await system.drain()
+            let e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "active")
+            #expect(e["is_active"] as? Bool == true)
+            #expect(try await system.outcomes() == ["applied", "applied", "stale"])
+        }
+    }
+
+    /// 200 notifications of one subscription, posted in random order and applied by 8 concurrent
+    /// workers, end in the state that applying them in order gives (the reference model).
+    @Test func twoHundredEventsInRandomOrderWithEightWorkersEndAsInOrder() async throws {
+        let user = UUID().uuidString.lowercased()
+        let events = Self.history(count: 200, user: user)
+        // The reference: the decisions applied in order, in memory.
+        var reference = AppleDecider.State(userID: user)
+        var payments = Set<String>()
+        for (index, event) in events.enumerated() {
+            let decided = AppleDecider.decide(event.decoded(id: Int64(index)), reference)
+            reference.entitlement = decided.entitlements.first ?? reference.entitlement
+            payments.formUnion(decided.transactions.filter { _ in AppleDecider.reportsPayment(event.type) }.map(\.providerTransactionID))
+        }
+        let expected = try #require(reference.entitlement)
+        let paymentCount = payments.count
+
+        try await SystemHarness.run { system in
+            for event in events.shuffled() {
+                try await system.notify(event.type, event.subtype, transaction: event.transaction, renewal: event.renewal, at: event.time)
+            }
+            try await system.drain(workers: 8)
+            let e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == expected.status.rawValue)
+            #expect(e["will_renew"] as? Bool == expected.willRenew)
+            #expect(e["product_id"] as? String == expected.productID)
+            #expect(e["expires_at"] as? String == expected.expiresAt.map(rfc3339))
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 200)
+            #expect(try await system.transactions(userID: user).count == paymentCount)
+        }
+    }
+
+    /// A worker that applied an event but lost its lease before completing (it stalled, another
+    /// worker took the job) rolls everything back: the event takes effect once.
+    @Test func aWorkerThatLostItsLeaseMidTransactionLeavesNoEffect() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("13001", user: user), at: Date())
+            let queue = JobQueue(client: system.db.client, name: .events, configuration: .init(leaseSeconds: 0.5), logger: TestDatabase.logger)
+            let stalled = try #require(try await queue.dequeue(limit: 1, owner: "stalled").first)
+            let handler = AppleEventHandler(logger: TestDatabase.logger)
+            // The stalled worker applies inside its transaction, then waits past its lease …
+            let stalledAttempt = Task {
+                try await handler.handle(stalled, completion: StallingCompletion.make(stalled, queue: queue))
+            }
+            try await Task.sleep(for: .milliseconds(800))
+            try await queue.rescueExpiredLeases()
+            // … another worker takes the job over and applies it.
+            let fresh = try #require(try await queue.dequeue(limit: 1, owner: "fresh").first)
+            await system.pool.execute(fresh)
+            await #expect(throws: (any Error).self) { try await stalledAttempt.value }
+            #expect(try await system.db.scalar("SELECT count(*) FROM transactions") == 1)
+            #expect(try await system.db.scalar("SELECT count(*) FROM transaction_status_history") == 1)
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 1)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 1)
+            #expect(try await system.entitlement(userID: user)["status"] as? String == "active")
+        }
+    }
+
+    /// An aborted transaction (the process died between apply and complete) and its retry: one effect.
+    @Test func anAbortedApplyThenItsRetryTakeEffectOnce() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("14001", user: user), at: Date())
+            let job = try #require(try await system.pool.queue.dequeue(limit: 1, owner: "dies").first)
+            let crash = JobCompletion(job: job, queue: system.pool.queue, logger: TestDatabase.logger, beforeComplete: { throw Crash() })
+            await #expect(throws: (any Error).self) { try await AppleEventHandler(logger: TestDatabase.logger).handle(job, completion: crash) }
+            #expect(try await system.db.scalar("SELECT count(*) FROM transactions") == 0)
+            _ = try await system.pool.queue.fail(job, error: "crashed")
+            try await system.db.client.query("UPDATE events SET run_at = now()", logger: TestDatabase.logger)
+            try await system.drain()
+            #expect(try await system.db.scalar("SELECT count(*) FROM transactions") == 1)
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 1)
+            #expect(try await system.entitlement(userID: user)["status"] as? String == "active")
+        }
+    }
+
+    struct Crash: Error {}
+
+    /// A completion that holds its transaction open past the lease before completing.
+    enum StallingCompletion {
+        static func make(_ job: ClaimedJob, queue: JobQueue) -> JobCompletion {
+            JobCompletion(job: job, queue: queue, logger: TestDatabase.logger, beforeComplete: { try await Task.sleep(for: .milliseconds(1_500)) })
+        }
+    }
+
+    // MARK: A subscription's history
+
+    struct Notification {
+        var type: String
+        var subtype: String?
+        var time: Date
+        var transaction: SampleAppleTransaction
+        var renewal: SampleAppleRenewalInfo
+
+        func decoded(id: Int64) -> AppleDecider.Event {
+            let json = JSONEncoder()
+            var tx = transaction
+            tx.signedDate = time.appleMilliseconds
+            var r = renewal
+            r.signedDate = time.appleMilliseconds
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .millisecondsSince1970
+            return AppleDecider.Event(
+                eventID: id, type: type, subtype: subtype, time: time,
+                transaction: try! decoder.decode(AppleTransactionPayload.self, from: json.encode(tx)),
+                renewal: try! decoder.decode(AppleRenewalInfoPayload.self, from: json.encode(r)))
+        }
+    }
+
+    /// A SUBSCRIBED, then renewals, auto-renew switched off and on, billing trouble and product changes.
+    static func history(count: Int, user: String) -> [Notification] {
+        var latest = subscription("20000", user: user, purchased: at(0))
+        var autoRenew = 1
+        var product = "pro.monthly"
+        var result = [Notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", time: at(0), transaction: latest,
+                                   renewal: .init(originalTransactionId: "20000"))]
+        for index in 1..<count {
+            let time = at(Double(index))
+            var type = "DID_RENEW"
+            var subtype: String?
+            switch index % 5 {
+            case 0:
+                product = index % 10 == 0 ? "pro.yearly" : "pro.monthly"
+                latest = subscription("\(20000 + index)", user: user, product: product, purchased: time)
+                latest.originalTransactionId = "20000"
+                autoRenew = 1
+            case 1: type = "DID_CHANGE_RENEWAL_STATUS"; subtype = "AUTO_RENEW_DISABLED"; autoRenew = 0
+            case 2: type = "DID_CHANGE_RENEWAL_STATUS"; subtype = "AUTO_RENEW_ENABLED"; autoRenew = 1
+            case 3: type = "DID_FAIL_TO_RENEW"; subtype = "GRACE_PERIOD"
+            default: type = "DID_CHANGE_RENEWAL_PREF"; subtype = "UPGRADE"
+            }
+            let renewal = SampleAppleRenewalInfo(
+                originalTransactionId: "20000", productId: product,
+                autoRenewProductId: type == "DID_CHANGE_RENEWAL_PREF" ? "pro.yearly" : product, autoRenewStatus: autoRenew)
+            result.append(Notification(type: type, subtype: subtype, time: time, transaction: latest, renewal: renewal))
+        }
+        return result
+    }
+}

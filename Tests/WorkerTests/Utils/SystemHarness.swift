@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import Logging
+import Shared
+import Testing
+import TestSupport
+
+@testable import Ingest
+@testable import Worker
+
+/// The whole path of an event, for real: signed requests to the `ingest` application, the
+/// worker's handlers applying what it stored, and the read API — on a fresh PostgreSQL database.
+struct SystemHarness: Sendable {
+    let client: any TestClientProtocol
+    let db: TestDatabase
+    let pool: WorkerPool
+
+    static func run(_ body: @Sendable @escaping (SystemHarness) async throws -> Void) async throws {
+        try await TestDatabase.with { db in
+            let environment = TestCredentials.ingestEnvironment(databaseURL: db.url.urlString)
+            let app = try buildApplication(settings: try IngestSettings(environment: EnvironmentValues(environment)), logger: TestDatabase.logger)
+            let pool = WorkerPool(
+                queue: JobQueue(
+                    client: db.client, name: .events,
+                    configuration: .init(maxAttempts: 3, retry: .init(baseSeconds: 0, maxSeconds: 0)), logger: TestDatabase.logger),
+                handlers: EventHandlers.all(logger: TestDatabase.logger), configuration: .init(concurrency: 8), logger: TestDatabase.logger)
+            try await app.test(.router) { client in
+                try await body(SystemHarness(client: client, db: db, pool: pool))
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    var signer: AppleJWSSigner { TestCredentials.signer }
+
+    /// Posts a signed Apple notification (Sandbox) and expects it stored.
+    func notify(
+        _ type: String, _ subtype: String? = nil, transaction: SampleAppleTransaction, renewal: SampleAppleRenewalInfo? = nil,
+        at signedDate: Date = Date(), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var transaction = transaction
+        transaction.signedDate = signedDate.appleMilliseconds
+        var renewal = renewal
+        renewal?.signedDate = signedDate.appleMilliseconds
+        let body = try signer.notificationBody(
+            type: type, subtype: subtype, transaction: transaction, renewal: renewal, signedDate: signedDate,
+            appAppleId: TestCredentials.appAppleID)
+        let response = try await client.execute(
+            uri: "/v1/webhooks/appstore-notifications?sandbox=true", method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(data: body))
+        #expect(response.status == .ok, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
+    }
+
+    /// Posts a StoreKit sync for `userID` and expects it accepted.
+    func sync(_ transaction: SampleAppleTransaction, userID: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let body = try JSONEncoder().encode(["signed_transaction": try signer.sign(transaction), "user_id": userID])
+        let response = try await client.execute(
+            uri: "/v1/iap/storekit-transactions?sandbox=true", method: .post,
+            headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.apiKey], body: ByteBuffer(data: body))
+        #expect(response.status == .accepted, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
+    }
+
+    // MARK: Working
+
+    /// Runs the worker's handlers until nothing is runnable, with `workers` concurrent consumers.
+    func drain(workers: Int = 1) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    while true {
+                        let jobs = try await pool.queue.dequeue(limit: 1, owner: "test-\(worker)")
+                        guard let job = jobs.first else { return }
+                        await pool.execute(job)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    // MARK: Reading
+
+    func entitlements(userID: String) async throws -> [[String: Any]] {
+        try await read("/v1/iap/entitlements?user_id=\(userID)", key: "entitlements")
+    }
+
+    func transactions(userID: String, limit: Int = 100) async throws -> [[String: Any]] {
+        try await read("/v1/iap/transaction-history?user_id=\(userID)&limit=\(limit)", key: "transactions")
+    }
+
+    /// The only entitlement of a user, failing the test when there is not exactly one.
+    func entitlement(userID: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+        let all = try await entitlements(userID: userID)
+        #expect(all.count == 1, "entitlements: \(all)", sourceLocation: sourceLocation)
+        return try #require(all.first, sourceLocation: sourceLocation)
+    }
+
+    private func read(_ uri: String, key: String) async throws -> [[String: Any]] {
+        let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(TestCredentials.apiKey)"])
+        #expect(response.status == .ok)
+        let object = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+        return object?[key] as? [[String: Any]] ?? []
+    }
+
+    /// The outcome recorded for every event, in queue order.
+    func outcomes() async throws -> [String] {
+        var outcomes: [String] = []
+        for try await outcome in try await db.client.query(
+            "SELECT outcome FROM applied_events ORDER BY event_id", logger: TestDatabase.logger
+        ).decode(String.self) {
+            outcomes.append(outcome)
+        }
+        return outcomes
+    }
+}
+
+/// A monthly subscription of `user` whose period ends in 30 days.
+func subscription(_ id: String, user: String?, product: String = "pro.monthly", purchased: Date = Date(), expires: Date? = nil) -> SampleAppleTransaction {
+    SampleAppleTransaction(
+        transactionId: id, bundleId: TestCredentials.bundleID, productId: product, purchaseDate: purchased,
+        expiresDate: expires ?? purchased.addingTimeInterval(30 * 86_400), appAccountToken: user)
+}
+
+/// RFC 3339 as the read API writes it.
+func rfc3339(_ date: Date) -> String { date.formatted(.iso8601) }
