@@ -165,6 +165,7 @@ struct AppleOrderingTests {
         var latest = subscription("20000", user: user, purchased: at(0))
         var autoRenew = 1
         var product = "pro.monthly"
+        var graceUntil: Date?
         var result = [Notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", time: at(0), transaction: latest,
                                    renewal: .init(originalTransactionId: "20000"))]
         for index in 1..<count {
@@ -177,14 +178,18 @@ struct AppleOrderingTests {
                 latest = subscription("\(20000 + index)", user: user, product: product, purchased: time)
                 latest.originalTransactionId = "20000"
                 autoRenew = 1
+                graceUntil = nil
             case 1: type = "DID_CHANGE_RENEWAL_STATUS"; subtype = "AUTO_RENEW_DISABLED"; autoRenew = 0
             case 2: type = "DID_CHANGE_RENEWAL_STATUS"; subtype = "AUTO_RENEW_ENABLED"; autoRenew = 1
-            case 3: type = "DID_FAIL_TO_RENEW"; subtype = "GRACE_PERIOD"
+            case 3: type = "DID_FAIL_TO_RENEW"; subtype = "GRACE_PERIOD"; graceUntil = time.addingTimeInterval(16 * 86_400)
             default: type = "DID_CHANGE_RENEWAL_PREF"; subtype = "UPGRADE"
             }
-            let renewal = SampleAppleRenewalInfo(
+            // Like Apple's, each renewal info states the whole billing situation at its time.
+            var renewal = SampleAppleRenewalInfo(
                 originalTransactionId: "20000", productId: product,
                 autoRenewProductId: type == "DID_CHANGE_RENEWAL_PREF" ? "pro.yearly" : product, autoRenewStatus: autoRenew)
+            renewal.isInBillingRetryPeriod = graceUntil != nil
+            renewal.gracePeriodExpiresDate = graceUntil?.appleMilliseconds
             result.append(Notification(type: type, subtype: subtype, time: time, transaction: latest, renewal: renewal))
         }
         return result

@@ -86,19 +86,37 @@ struct WorkerPoolTests {
     @Test func pauseStopsEveryConsumerWithinASecondAndResumeRestartsIt() async throws {
         try await TestDatabase.with { db async throws in
             try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            let store = EventStore(client: db.client, logger: Self.logger)
             let queue = JobQueue(client: db.client, name: .events, logger: Self.logger)
-            try await queue.pause()
-            let pool = Self.pool(db, handlers: ["stripe": RecordingHandler()])
-            try await Self.run(pool) {
-                try await SyntheticEvents.enqueue(20, into: EventStore(client: db.client, logger: Self.logger))
+            let pools = (0..<3).map { _ in Self.pool(db, handlers: ["stripe": RecordingHandler()]) }
+            let group = ServiceGroup(configuration: .init(services: pools, logger: Self.logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                // Running: work flows.
+                try await SyntheticEvents.enqueue(10, into: store, prefix: "before")
+                try await Self.waitFor { try await db.scalar("SELECT count(*) FROM effects") == 10 }
+                // Paused: within a second no consumer of the three takes anything more.
+                try await queue.pause()
+                try await Task.sleep(for: .seconds(1))
+                try await SyntheticEvents.enqueue(20, into: store, prefix: "during")
                 try await Task.sleep(for: .milliseconds(1_500))
-                #expect(try await db.scalar("SELECT count(*) FROM effects") == 0)
+                #expect(try await db.scalar("SELECT count(*) FROM effects") == 10)
+                #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'pending'") == 20)
+                // Resumed: everything waiting is taken.
                 try await queue.resume()
-                let resumed = ContinuousClock.now
-                while try await db.scalar("SELECT count(*) FROM effects") < 20 { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(resumed.duration(to: .now) < .seconds(1))
-                return true
+                try await Self.waitFor { try await db.scalar("SELECT count(*) FROM effects") == 30 }
+                #expect(try await db.scalar("SELECT count(*) FROM effects") == 30)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
             }
+        }
+    }
+
+    /// Polls `condition` until it holds or 30 seconds pass.
+    static func waitFor(_ condition: @Sendable () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !condition(), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }

@@ -41,10 +41,12 @@ struct RunCommand: AsyncParsableCommand {
 
 /// The handlers of the events queue, by source.
 enum EventHandlers {
-    /// Stripe events have no handler yet: they are `no_handler` failures that go through retry
-    /// and dead-lettering like any other, and apply once replayed after the handler lands.
     static func all(logger: Logger) -> [String: any JobHandler] {
         let apple = AppleEventHandler(logger: logger)
-        return [EventSource.apple.rawValue: apple, EventSource.storekit.rawValue: apple]
+        return [
+            EventSource.stripe.rawValue: StripeEventHandler(logger: logger),
+            EventSource.apple.rawValue: apple,
+            EventSource.storekit.rawValue: apple,
+        ]
     }
 }

@@ -128,3 +128,79 @@ func subscription(_ id: String, user: String?, product: String = "pro.monthly", 
 
 /// RFC 3339 as the read API writes it.
 func rfc3339(_ date: Date) -> String { date.formatted(.iso8601) }
+
+extension SystemHarness {
+    /// Posts a signed Stripe event and expects it stored.
+    func stripe(
+        _ type: String, _ object: [String: Any], at created: Date = Date(), id: String = "evt_\(UUID().uuidString.prefix(12))",
+        account: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var body = try SampleStripeEvents.event(id: id, type: type, created: created, object: object)
+        if let account {
+            var envelope = try JSONSerialization.jsonObject(with: body) as! [String: Any]
+            envelope["account"] = account
+            body = try JSONSerialization.data(withJSONObject: envelope)
+        }
+        let response = try await client.execute(
+            uri: "/v1/webhooks/stripe", method: .post,
+            headers: [.contentType: "application/json", HTTPField.Name("Stripe-Signature")!: StripeSigner.header(body: body, secret: TestCredentials.stripeSecret)],
+            body: ByteBuffer(data: body))
+        #expect(response.status == .ok, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
+    }
+}
+
+/// Stripe objects shaped like the API's, with the metadata the checkout side sets.
+enum StripeObjects {
+    static func metadata(user: String?, product: String?, extra: [String: String] = [:]) -> [String: Any] {
+        var metadata: [String: Any] = extra
+        metadata["user_id"] = user
+        metadata["product_id"] = product
+        return metadata
+    }
+
+    static func paymentIntent(
+        _ id: String, user: String? = "user_1", product: String? = "pro.lifetime", status: String = "succeeded", amount: Int = 4_999,
+        customer: String = "cus_1", charge: String? = nil, extra: [String: String] = [:]
+    ) -> [String: Any] {
+        ["id": id, "object": "payment_intent", "amount": amount, "amount_received": status == "succeeded" ? amount : 0,
+         "currency": "eur", "status": status, "customer": customer, "latest_charge": charge ?? NSNull(),
+         "metadata": metadata(user: user, product: product, extra: extra)]
+    }
+
+    static func subscription(
+        _ id: String, status: String = "active", user: String? = "user_1", product: String? = "pro.monthly",
+        periodEnd: Date, cancelAtPeriodEnd: Bool = false, canceledAt: Date? = nil, trialEnd: Date? = nil, customer: String = "cus_1"
+    ) -> [String: Any] {
+        ["id": id, "object": "subscription", "status": status, "customer": customer, "cancel_at_period_end": cancelAtPeriodEnd,
+         "canceled_at": canceledAt.map { Int($0.timeIntervalSince1970) } ?? NSNull(),
+         "current_period_end": Int(periodEnd.timeIntervalSince1970),
+         "trial_end": trialEnd.map { Int($0.timeIntervalSince1970) } ?? NSNull(),
+         "items": ["object": "list", "data": [["id": "si_\(id)", "price": ["id": "price_1", "product": "prod_1"]]]],
+         "metadata": metadata(user: user, product: product)]
+    }
+
+    static func checkoutSession(
+        _ id: String, mode: String, paymentStatus: String, paymentIntent: String? = nil, subscription: [String: Any]? = nil,
+        user: String? = "user_1", product: String? = "pro.monthly", setupIntent: String? = nil, email: String = "buyer@example.com"
+    ) -> [String: Any] {
+        ["id": id, "object": "checkout.session", "mode": mode, "payment_status": paymentStatus,
+         "payment_intent": paymentIntent ?? NSNull(), "subscription": subscription ?? NSNull(), "customer": "cus_1",
+         "setup_intent": setupIntent ?? NSNull(), "amount_total": 999, "currency": "usd",
+         "customer_details": ["email": email], "metadata": metadata(user: user, product: product)]
+    }
+
+    static func invoice(_ id: String, subscription: String, reason: String, periodEnd: Date, amount: Int = 999, charge: String? = nil) -> [String: Any] {
+        ["id": id, "object": "invoice", "billing_reason": reason, "subscription": subscription, "customer": "cus_1",
+         "amount_paid": amount, "currency": "usd", "charge": charge ?? NSNull(), "payment_intent": "pi_\(id)",
+         "lines": ["object": "list", "data": [["period": ["start": Int(periodEnd.timeIntervalSince1970) - 2_592_000, "end": Int(periodEnd.timeIntervalSince1970)]]]]]
+    }
+
+    static func charge(_ id: String, paymentIntent: String, refunded: Bool = true, amount: Int = 4_999) -> [String: Any] {
+        ["id": id, "object": "charge", "payment_intent": paymentIntent, "amount": amount, "amount_refunded": refunded ? amount : 100,
+         "refunded": refunded, "customer": "cus_1"]
+    }
+
+    static func dispute(_ id: String, charge: String, paymentIntent: String, status: String = "needs_response") -> [String: Any] {
+        ["id": id, "object": "dispute", "charge": charge, "payment_intent": paymentIntent, "status": status, "reason": "fraudulent", "amount": 4_999]
+    }
+}

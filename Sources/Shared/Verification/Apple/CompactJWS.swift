@@ -24,13 +24,14 @@ struct CompactJWS {
         guard compact.utf8.count <= Self.maximumLength else {
             throw Rejection(.malformed, "the JWS is longer than \(Self.maximumLength) bytes")
         }
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        // Split the UTF-8 bytes: Character-wise splitting of a 10 KB string costs more than the signature check.
+        let parts = compact.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
             throw Rejection(.malformed, "a JWS has three dot-separated parts")
         }
-        guard let headerBytes = Base64URL.decode(parts[0]),
-              let payload = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2])
+        guard let headerBytes = Base64URL.decode(utf8: parts[0]),
+              let payload = Base64URL.decode(utf8: parts[1]),
+              let signature = Base64URL.decode(utf8: parts[2])
         else {
             throw Rejection(.malformed, "a JWS part is not base64url")
         }
@@ -40,7 +41,7 @@ struct CompactJWS {
             throw Rejection(.malformed, "the JWS header is not JSON with an alg")
         }
         self.payload = payload
-        self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+        self.signingInput = Array(compact.utf8[parts[0].startIndex..<parts[1].endIndex])
         self.signature = signature
     }
 }

@@ -96,13 +96,21 @@ struct AppleDecider {
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
             entitlement.willRenew = false
             entitlement.cancelledAt = event.time
-            if [.active, .trialing, .gracePeriod].contains(entitlement.status) { entitlement.status = .cancelled }
+            if Self.isLive(entitlement.status) {
+                entitlement.status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: false) ?? .cancelled
+            }
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
             entitlement.willRenew = true
             entitlement.cancelledAt = nil
-            if entitlement.status == .cancelled { entitlement.status = entitlement.isTrial ? .trialing : .active }
-        case ("DID_CHANGE_RENEWAL_PREF", _):
-            break  // the pending product was taken from the renewal info above
+            if Self.isLive(entitlement.status) {
+                entitlement.status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: true)
+                    ?? (entitlement.isTrial ? .trialing : .active)
+            }
+        case ("DID_CHANGE_RENEWAL_PREF", _), ("RENEWAL_EXTENDED", _):
+            // The pending product and the expiry were taken from the renewal and transaction info above.
+            if Self.isLive(entitlement.status), let status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: entitlement.willRenew) {
+                entitlement.status = entitlement.isTrial && status == .active ? .trialing : status
+            }
         case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
             entitlement.status = .gracePeriod
             entitlement.gracePeriodExpiresAt = event.renewal?.gracePeriodExpiresDate
@@ -121,8 +129,6 @@ struct AppleDecider {
             transaction.refundedAt = nil
         case ("REVOKE", _):
             entitlement.status = .revoked
-        case ("RENEWAL_EXTENDED", _):
-            break  // the new expiry was taken from the transaction above
         case ("OFFER_REDEEMED", _):
             entitlement.offer = tx.offerIdentifier ?? event.subtype
         default:
@@ -152,6 +158,22 @@ struct AppleDecider {
     ]
 
     static func changesState(_ type: String) -> Bool { stateChangingTypes.contains(type) }
+
+    /// A subscription that is still running (not ended, refunded or revoked).
+    static func isLive(_ status: EntitlementStatus) -> Bool {
+        [.active, .trialing, .gracePeriod, .pastDue, .cancelled].contains(status)
+    }
+
+    /// The billing state Apple's renewal info states: in billing retry (grace period until its
+    /// end, past due after), auto-renew off, or fine. `nil` without renewal info.
+    static func status(fromRenewal renewal: AppleRenewalInfoPayload?, at time: Date, willRenew: Bool?) -> EntitlementStatus? {
+        guard let renewal else { return nil }
+        if renewal.isInBillingRetryPeriod == true {
+            if let grace = renewal.gracePeriodExpiresDate, grace > time { return .gracePeriod }
+            return .pastDue
+        }
+        return willRenew == false ? .cancelled : .active
+    }
 
     /// Whether the event's transaction is a payment (not only a change to a subscription).
     static func reportsPayment(_ type: String) -> Bool {
