@@ -100,6 +100,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "ApplyBenchmark",
+            dependencies: [
+                "Shared", "DevSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/ApplyBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "VerifyBenchmark",
             dependencies: [
                 "Shared", "DevSupport",
