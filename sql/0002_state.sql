@@ -57,17 +57,19 @@ CREATE TABLE transactions (
     updated_at               timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT transactions_provider_id UNIQUE (source, provider_transaction_id)
 );
-CREATE INDEX transactions_user ON transactions (user_id, created_at DESC) WHERE user_id IS NOT NULL;
+-- The transaction history of a user, newest first (StateReader.transactions).
+CREATE INDEX transactions_user ON transactions (user_id, (COALESCE(purchased_at, created_at)) DESC) WHERE user_id IS NOT NULL;
 CREATE INDEX transactions_entitlement ON transactions (entitlement_key);
 
 -- Every status a transaction took, and the event that moved it.
 CREATE TABLE transaction_status_history (
+    id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     transaction_id  uuid        NOT NULL REFERENCES transactions (id),
     status          text        NOT NULL,
     event_id        bigint,
     changed_at      timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX transaction_status_history_transaction ON transaction_status_history (transaction_id, changed_at);
+CREATE INDEX transaction_status_history_transaction ON transaction_status_history (transaction_id, id);
 
 -- What a provider id points at: the user, the entitlement, the transaction.
 --   stripe_customer, stripe_subscription, stripe_payment_intent, stripe_charge, stripe_checkout_session,

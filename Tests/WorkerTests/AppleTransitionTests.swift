@@ -302,25 +302,31 @@ struct AppleTransitionTests {
 
     @Test func aSyncedTransactionLinksTheUserForLaterNotifications() async throws {
         try await SystemHarness.run { system in
-            // A notification without appAccountToken first: kept under its originalTransactionId.
+            // Notifications without appAccountToken first: kept under their originalTransactionId.
             let anonymous = subscription("9301", user: nil, purchased: Self.at(0))
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: anonymous, at: Self.at(0))
+            var firstRenewal = subscription("9302", user: nil, purchased: Self.at(5))
+            firstRenewal.originalTransactionId = "9301"
+            try await system.notify("DID_RENEW", transaction: firstRenewal, at: Self.at(5))
             try await system.drain()
             #expect(try await system.db.scalar("SELECT count(*) FROM entitlements WHERE user_id IS NULL AND entity_key = 'apple:9301'") == 1)
-            // The app syncs it for its user: the entitlement and its transaction now belong to them.
-            try await system.sync(anonymous, userID: "user_9301")
+            #expect(try await system.db.scalar("SELECT count(*) FROM transactions WHERE user_id IS NULL") == 2)
+            // The app syncs the original purchase for its user: the entitlement and all its transactions now belong to them.
+            var synced = anonymous
+            synced.signedDate = Self.at(6).appleMilliseconds
+            try await system.sync(synced, userID: "user_9301")
             try await system.drain()
             var e = try await system.entitlement(userID: "user_9301")
-            #expect(e["status"] as? String == "active")
-            #expect(try await system.transactions(userID: "user_9301").count == 1)
+            #expect(e["is_active"] as? Bool == true)
+            #expect(try await system.transactions(userID: "user_9301").count == 2)
             // A later notification without a token finds the user through the link.
-            var renewal = subscription("9302", user: nil, purchased: Self.at(10))
+            var renewal = subscription("9303", user: nil, purchased: Self.at(10))
             renewal.originalTransactionId = "9301"
             try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(10))
             try await system.drain()
             e = try await system.entitlement(userID: "user_9301")
             #expect(e["source"] as? String == "store_kit")
-            #expect(try await system.transactions(userID: "user_9301").count == 2)
+            #expect(try await system.transactions(userID: "user_9301").count == 3)
         }
     }
 }

@@ -95,7 +95,7 @@ public struct StateStore: Sendable {
             SELECT saved.id, saved.status, \(eventID) FROM saved
             WHERE saved.status IS DISTINCT FROM (
                 SELECT h.status FROM transaction_status_history h WHERE h.transaction_id = saved.id
-                ORDER BY h.changed_at DESC, h.ctid DESC LIMIT 1)
+                ORDER BY h.id DESC LIMIT 1)
             """, logger: logger)
     }
 

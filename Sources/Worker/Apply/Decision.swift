@@ -12,6 +12,8 @@ struct Decision: Sendable, Equatable {
     var entitlements: [EntitlementState] = []
     var transactions: [TransactionState] = []
     var links: [ProviderLink] = []
+    /// Entitlements that learned their user with this event: their earlier transactions get it too.
+    var newlyLinkedUsers: [String: String] = [:]
     /// Why it was recorded or stale.
     var detail: String?
 

@@ -6,9 +6,9 @@ enum StateWriter {
     static func save(_ decision: Decision, eventID: Int64, to store: StateStore) async throws {
         for entitlement in decision.entitlements {
             try await store.save(entitlement)
-            if let user = entitlement.userID {
-                try await store.assignUser(user, toTransactionsOf: entitlement.entityKey)
-            }
+        }
+        for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
+            try await store.assignUser(user, toTransactionsOf: entitlementKey)
         }
         for transaction in decision.transactions {
             try await store.save(transaction, eventID: eventID)

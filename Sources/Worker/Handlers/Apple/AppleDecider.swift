@@ -147,7 +147,11 @@ struct AppleDecider {
         if event.type == AppleNotificationVerifier.storeKitEventType, let user = state.userID {
             links[0].userID = user
         }
-        return Decision(outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction], links: links)
+        var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction], links: links)
+        if let user = entitlement.userID, state.entitlement != nil, state.entitlement?.userID != user {
+            decision.newlyLinkedUsers[key] = user
+        }
+        return decision
     }
 
     /// The notification types that change an entitlement; all others are recorded only.
