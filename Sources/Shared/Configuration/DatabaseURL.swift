@@ -65,8 +65,8 @@ public struct DatabaseURL: Sendable, Equatable {
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case "disable", "allow": tls = .disable
-        case "prefer": tls = .prefer(try .makeClientConfiguration())
-        default: tls = .require(try .makeClientConfiguration())
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        default: tls = .require(.makeClientConfiguration())
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)

@@ -60,17 +60,17 @@ public struct EventStore: Sendable {
             let base = index * 8
             sql += index == 0 ? " " : ", "
             sql += "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6)::timestamptz, $\(base + 7), $\(base + 8))"
-            try bindings.append(record.source.rawValue)
-            try bindings.append(record.externalID)
-            try bindings.append(record.type)
-            try bindings.append(record.subtype)
-            try bindings.append(record.environment)
-            try bindings.append(record.eventTime)
-            try bindings.append(record.orderingKey)
-            try bindings.append(record.payload)
+            bindings.append(record.source.rawValue)
+            bindings.append(record.externalID)
+            bindings.append(record.type)
+            bindings.append(record.subtype)
+            bindings.append(record.environment)
+            bindings.append(record.eventTime)
+            bindings.append(record.orderingKey)
+            bindings.append(record.payload)
         }
         let channelIndex = records.count * 8 + 1
-        try bindings.append(QueueName.events.notificationChannel)
+        bindings.append(QueueName.events.notificationChannel)
         sql += """
 
                 ON CONFLICT (source, external_id) DO NOTHING

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+import Foundation
 import Crypto
 
 /// Verifies one Apple-signed JWS (a notification's `signedPayload`, its nested
