@@ -23,6 +23,8 @@ struct IngestLoad: AsyncParsableCommand {
     @Option(help: "Development PKI folder, for apple.") var pki = ".dev/pki"
     @Option(help: "ingest's pid, to report its peak RSS.") var pid: Int?
     @Option(help: "Target rate in requests/s for all connections together (open loop); 0 = as fast as possible.") var rate: Double = 0
+    @Option(help: "Requests signed before the timed window (spread over the connections), so the generator spends its CPU on sending; more are made on the fly.")
+    var presigned = 40_000
 
     func run() async throws {
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
@@ -30,10 +32,16 @@ struct IngestLoad: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let signer = kind == .apple ? AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))) : nil
         let runID = UUID().uuidString.prefix(8).lowercased()
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let interval = rate > 0 ? Duration.seconds(Double(connections) / rate) : .zero
         let (kind, url, secret) = (self.kind, self.url, self.secret)
+        let perConnection = presigned / max(connections, 1)
+        let prepared: [[HTTPClientRequest]] = try (0..<connections).map { connection in
+            try (0..<perConnection).map { sequence in
+                try Self.request(kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_p\(sequence)")
+            }
+        }
 
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let results = try await withThrowingTaskGroup(of: (latencies: [Double], errors: Int).self) { group in
             for connection in 0..<connections {
                 group.addTask {
@@ -47,8 +55,9 @@ struct IngestLoad: AsyncParsableCommand {
                             try? await Task.sleep(until: next)
                         }
                         sequence += 1
-                        let request = try Self.request(
-                            kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_\(sequence)")
+                        let request = sequence <= prepared[connection].count
+                            ? prepared[connection][sequence - 1]
+                            : try Self.request(kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_\(sequence)")
                         let started = ContinuousClock.now
                         do {
                             let response = try await client.execute(request, timeout: .seconds(30))
