@@ -28,6 +28,17 @@ public enum CommandLineEntry {
         } catch let exitCode as ExitCode {
             exit(exitCode.rawValue)
         } catch {
+            // `--help` and usage errors of subcommands surface here, thrown by ArgumentParser's own commands.
+            switch Command.exitCode(for: error) {
+            case .success:
+                print(Command.fullMessage(for: error))
+                exit(0)
+            case .validationFailure:
+                FileHandle.standardError.write(Data((Command.fullMessage(for: error) + "\n").utf8))
+                exit(2)
+            default:
+                break
+            }
             let line = "\(error)".replacingOccurrences(of: "\n", with: " ")
             FileHandle.standardError.write(Data("\(name): \(line)\n".utf8))
             exit(1)

@@ -13,8 +13,11 @@ public enum DatabaseSession {
         _ url: DatabaseURL, maximumConnections: Int = 2, connectTimeout: Duration = .seconds(15), logger: Logger,
         _ body: @Sendable @escaping (PostgresClient) async throws -> Result
     ) async throws -> Result {
+        // A command says in one line why it failed; the pool's retries of a refused connection are not news.
+        var backgroundLogger = logger
+        backgroundLogger.logLevel = max(logger.logLevel, .warning)
         let client = PostgresClient(
-            configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
+            configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: backgroundLogger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+/// The built `worker` and `ingest` binaries: help, usage errors and failures with the contract's exit codes.
+struct CommandLineTests {
+    /// `.build/debug`, where `swift build --build-tests` (scripts/test) puts the executables.
+    static let binaries = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug")
+
+    static func run(_ binary: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binaries.appendingPathComponent(binary)
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(arguments: [("worker", ["--help"]), ("worker", ["run", "--help"]), ("worker", ["migrate", "--help"]), ("ingest", ["--help"])])
+    func helpExplainsAndExitsZero(binary: String, arguments: [String]) throws {
+        let (status, output) = try Self.run(binary, arguments)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("USAGE"), "\(output)")
+        if arguments != ["--help"] || binary == "ingest" { #expect(output.contains("DATABASE_URL"), "\(output)") }
+    }
+
+    @Test(arguments: [["no-such-command"], ["migrate", "--no-such-flag"], ["run", "extra"]])
+    func badUsageExitsTwo(arguments: [String]) throws {
+        let (status, output) = try Self.run("worker", arguments)
+        #expect(status == 2, "\(output)")
+    }
+
+    @Test func anUnreachableDatabaseIsOneLineAndExitOne() throws {
+        let (status, output) = try Self.run("worker", ["migrate", "--directory", "sql"], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"])
+        #expect(status == 1)
+        #expect(output.contains("cannot be reached"))
+        #expect(output.split(separator: "\n").count == 1, "\(output)")
+    }
+
+    @Test func aBadSettingStopsIngestWithOneLineNamingIt() throws {
+        let (status, output) = try Self.run("ingest", [], environment: ["DATABASE_URL": "postgres://x@127.0.0.1:1/x", "INGEST_PORT": "99999"])
+        #expect(status == 1)
+        #expect(output.contains("INGEST_PORT"))
+    }
+}
