@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Shared
 import Testing
+import TestSupport
 
 /// The built `worker` and `ingest` binaries: help, usage errors and failures with the contract's exit codes.
 struct CommandLineTests {
@@ -48,5 +50,24 @@ struct CommandLineTests {
         let (status, output) = try Self.run("ingest", [], environment: ["DATABASE_URL": "postgres://x@127.0.0.1:1/x", "INGEST_PORT": "99999"])
         #expect(status == 1)
         #expect(output.contains("INGEST_PORT"))
+    }
+
+    /// Four `worker migrate` processes at once: each migration is applied once, all four exit 0.
+    @Test func fourMigrateProcessesAtOnceApplyEachMigrationOnce() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let environment = ["DATABASE_URL": db.url.urlString, "LOG_LEVEL": "error"]
+            let results = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
+                for _ in 0..<4 {
+                    group.addTask { try Self.run("worker", ["migrate", "--directory", TestDatabase.migrationsDirectory.path], environment: environment) }
+                }
+                return try await group.reduce(into: [(Int32, String)]()) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { $0.0 == 0 }, "\(results)")
+            let versions = try Migration.load(from: TestDatabase.migrationsDirectory).map(\.version)
+            // Exactly one process applied the migrations; the others found them done.
+            #expect(results.filter { $0.1.contains("applied \(versions.joined(separator: ", "))") }.count == 1, "\(results)")
+            #expect(results.filter { $0.1.contains("up to date") }.count == 3, "\(results)")
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == Int64(versions.count))
+        }
     }
 }
