@@ -95,3 +95,26 @@ struct IngestHTTPTests {
         try await DatabaseSession.with(try TestDatabase.serverURL(), maximumConnections: 1, logger: TestDatabase.logger, body)
     }
 }
+
+extension IngestHTTPTests {
+    /// A database that accepts connections but never finishes the INSERT (the events table is
+    /// locked): the request is answered 503 within the store timeout, never 2xx, and never hangs.
+    @Test func aHungDatabaseIs503WithinTheTimeout() async throws {
+        try await IngestHarness.withIngest(.live) { client, db async throws in
+            try await DatabaseSession.with(db.url, maximumConnections: 1, logger: TestDatabase.logger) { blocker in
+                try await blocker.withConnection { connection in
+                    try await connection.query("BEGIN", logger: TestDatabase.logger)
+                    try await connection.query("LOCK TABLE events IN ACCESS EXCLUSIVE MODE", logger: TestDatabase.logger)
+                    let started = ContinuousClock.now
+                    let response = try await client.postStripe(try StripeWebhookTests.event("evt_while_hung"))
+                    let waited = started.duration(to: .now)
+                    try await connection.query("ROLLBACK", logger: TestDatabase.logger)
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(waited < .seconds(20), "answered after \(waited)")
+                }
+            }
+            // The process is fine afterwards.
+            #expect(try await client.postStripe(try StripeWebhookTests.event("evt_after_hang")).status == .ok)
+        }
+    }
+}

@@ -28,18 +28,6 @@ public struct StateStore: Sendable {
         return nil
     }
 
-    /// The keys of a user's entitlements from one source.
-    public func entitlementKeys(ofUser userID: String, source: PurchaseSource) async throws -> [String] {
-        var keys: [String] = []
-        for try await key in try await connection.query(
-            "SELECT entity_key FROM entitlements WHERE user_id = \(userID) AND source = \(source.rawValue) ORDER BY entity_key",
-            logger: logger
-        ).decode(String.self) {
-            keys.append(key)
-        }
-        return keys
-    }
-
     public func save(_ e: EntitlementState) async throws {
         try await connection.query(
             """
@@ -97,17 +85,6 @@ public struct StateStore: Sendable {
                 SELECT h.status FROM transaction_status_history h WHERE h.transaction_id = saved.id
                 ORDER BY h.id DESC LIMIT 1)
             """, logger: logger)
-    }
-
-    /// The transactions that belong to an entitlement.
-    public func transactionKeys(ofEntitlement key: String) async throws -> [String] {
-        var keys: [String] = []
-        for try await id in try await connection.query(
-            "SELECT provider_transaction_id FROM transactions WHERE entitlement_key = \(key)", logger: logger
-        ).decode(String.self) {
-            keys.append(id)
-        }
-        return keys
     }
 
     // MARK: Links

@@ -31,22 +31,3 @@ public enum DatabaseSession {
     }
 }
 
-/// Why ``withTimeout(_:_:)`` gave up.
-public struct TimeoutError: Error, CustomStringConvertible {
-    public var description: String { "timed out" }
-}
-
-/// Runs `body`, or throws ``TimeoutError`` (cancelling it) when it takes longer than `timeout`.
-public func withTimeout<Result: Sendable>(
-    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
-) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw TimeoutError()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
