@@ -111,6 +111,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "ForwardBenchmark",
+            dependencies: [
+                "Shared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/ForwardBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "VerifyBenchmark",
             dependencies: [
                 "Shared", "DevSupport",
@@ -162,6 +174,8 @@ let package = Package(
             dependencies: [
                 "Worker", "Ingest", "Shared", "TestSupport", "DevSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -9,7 +9,10 @@ struct WorkerCommand: AsyncParsableCommand {
         commandName: "worker",
         abstract: "Sluice's worker: applies queued payment events, and the operator's tools.",
         discussion: "Exit codes: 0 success, 1 failure (reason on stderr), 2 bad usage.",
-        subcommands: [RunCommand.self, MigrateCommand.self])
+        subcommands: [
+            RunCommand.self, MigrateCommand.self, StatsCommand.self, DLQCommand.self, PauseCommand.self, ResumeCommand.self,
+            PruneCommand.self,
+        ])
 
     static func main() async {
         await CommandLineEntry.main(WorkerCommand.self, name: "worker")

@@ -7,6 +7,11 @@ struct WorkerSettings: Sendable {
     var concurrency: Int
     var queue: JobQueue.Configuration
     var metricsPort: Int
+    /// `FORWARD_TARGETS`: where applied Apple notifications are forwarded.
+    var forwardTargets: [ForwardTarget]
+    /// From `FORWARD_SECRET`; `nil` forwards unsigned.
+    var forwardSigner: StandardWebhookSigner?
+    var forwardTimeout: Duration
     var logLevel: String
     var logFormat: String
 
@@ -19,6 +24,9 @@ struct WorkerSettings: Sendable {
           RETRY_BASE_SECONDS        backoff base, base·2^(attempt−1) with full jitter (default 2)
           RETRY_MAX_SECONDS         backoff cap (default 21600)
           LEASE_SECONDS             how long a dequeued job is owned before another worker may take it (default 60)
+          FORWARD_TARGETS           comma-separated http(s) URLs that receive applied Apple notifications (default none)
+          FORWARD_SECRET            whsec_<base64 key> signing forwards the Standard Webhooks way (default: unsigned)
+          FORWARD_TIMEOUT_SECONDS   per-delivery timeout (default 10)
           METRICS_PORT              port of /metrics and /healthz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
         """
@@ -32,6 +40,10 @@ struct WorkerSettings: Sendable {
         let lease = try environment.double("LEASE_SECONDS", default: 60, range: 0.5...86_400)
         queue = .init(maxAttempts: maxAttempts, retry: .init(baseSeconds: base, maxSeconds: cap), leaseSeconds: lease)
         metricsPort = try environment.int("METRICS_PORT", default: 9090, range: 0...65_535)
+        forwardTargets = try environment.list("FORWARD_TARGETS").map(ForwardTarget.init)
+        forwardSigner = try environment.string("FORWARD_SECRET").map(StandardWebhookSigner.init(secret:))
+        let timeout = try environment.double("FORWARD_TIMEOUT_SECONDS", default: 10, range: 0.1...3_600)
+        forwardTimeout = .milliseconds(Int64(timeout * 1000))
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -11,29 +11,51 @@ struct CommandLineTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug")
 
+    /// Runs a built binary to its end: its exit status and everything it printed (standard output, then standard error).
     static func run(_ binary: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let result = try runSeparately(binary, arguments, environment: environment)
+        return (result.status, result.stdout + result.stderr)
+    }
+
+    /// Runs a built binary to its end, keeping standard output (what scripts read) apart from standard error.
+    static func runSeparately(
+        _ binary: String, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = binaries.appendingPathComponent(binary)
         process.arguments = arguments
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
     }
 
-    @Test(arguments: [("worker", ["--help"]), ("worker", ["run", "--help"]), ("worker", ["migrate", "--help"]), ("ingest", ["--help"])])
+    @Test(arguments: [
+        ("worker", ["--help"]), ("worker", ["run", "--help"]), ("worker", ["migrate", "--help"]), ("ingest", ["--help"]),
+        ("worker", ["stats", "--help"]), ("worker", ["dlq", "--help"]), ("worker", ["dlq", "list", "--help"]),
+        ("worker", ["dlq", "show", "--help"]), ("worker", ["dlq", "replay", "--help"]), ("worker", ["dlq", "drain", "--help"]),
+        ("worker", ["pause", "--help"]), ("worker", ["resume", "--help"]), ("worker", ["prune", "--help"]),
+    ])
     func helpExplainsAndExitsZero(binary: String, arguments: [String]) throws {
         let (status, output) = try Self.run(binary, arguments)
         #expect(status == 0, "\(output)")
         #expect(output.contains("USAGE"), "\(output)")
-        if arguments != ["--help"] || binary == "ingest" { #expect(output.contains("DATABASE_URL"), "\(output)") }
+        if !["--help", "dlq"].contains(arguments[0]) || binary == "ingest" { #expect(output.contains("DATABASE_URL"), "\(output)") }
     }
 
-    @Test(arguments: [["no-such-command"], ["migrate", "--no-such-flag"], ["run", "extra"]])
+    @Test(arguments: [
+        ["no-such-command"], ["migrate", "--no-such-flag"], ["run", "extra"], ["dlq", "replay"], ["dlq", "replay", "--id", "events/1", "--all"],
+        ["dlq", "replay", "--id", "events/1", "--source", "stripe"], ["dlq", "list", "--since", "yesterday"],
+        ["dlq", "list", "--source", "paypal"], ["dlq", "list", "--limit", "0"], ["pause", "--queue", "nope"], ["prune"],
+        ["prune", "--older-than", "5x"], ["dlq", "show"],
+    ])
     func badUsageExitsTwo(arguments: [String]) throws {
         let (status, output) = try Self.run("worker", arguments)
         #expect(status == 2, "\(output)")
@@ -43,6 +65,15 @@ struct CommandLineTests {
         let (status, output) = try Self.run("worker", ["migrate", "--directory", "sql"], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"])
         #expect(status == 1)
         #expect(output.contains("cannot be reached"))
+        #expect(output.split(separator: "\n").count == 1, "\(output)")
+    }
+
+    @Test(arguments: [["FORWARD_TARGETS": "ftp://hooks.example.com/x"], ["FORWARD_SECRET": "not-a-whsec-secret"]])
+    func aBadForwardSettingStopsTheWorkerWithOneLineNamingIt(setting: [String: String]) throws {
+        let (status, output) = try Self.run("worker", ["run"], environment: setting.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 })
+        #expect(status == 1)
+        #expect(output.contains(setting.keys.first!), "\(output)")
+        #expect(!output.contains(setting.values.first!), "the value is never echoed: \(output)")
         #expect(output.split(separator: "\n").count == 1, "\(output)")
     }
 

@@ -291,10 +291,10 @@ struct StripeTransitionTests {
             #expect(try await system.db.scalar("SELECT count(*) FROM queue_attempts WHERE error LIKE 'unlinked:%'") == 3)
             try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_late", charge: "ch_late"), at: Self.at(0))
             try await system.drain()
-            // What `worker dlq replay` does: back to pending, attempts reset.
-            try await system.db.client.query(
-                "UPDATE events SET state = 'pending', attempts = 0, run_at = now(), finished_at = NULL WHERE state = 'dead'",
-                logger: TestDatabase.logger)
+            // `worker dlq replay --all --source stripe`: back to pending, attempts reset.
+            let replayed = try await DeadLetters(client: system.db.client, logger: TestDatabase.logger)
+                .replayAll(DeadLetterFilter(source: .stripe), dryRun: false)
+            #expect(replayed.replayed.count == 1)
             try await system.drain()
             #expect(try await system.entitlement(userID: Self.user)["status"] as? String == "refunded")
             #expect(try await system.transactions(userID: Self.user).first?["status"] as? String == "refunded")

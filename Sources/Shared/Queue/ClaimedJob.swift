@@ -12,13 +12,18 @@ public struct ClaimedJob: Sendable, Identifiable {
     /// The worker that holds the lease.
     public let owner: String
     public let payload: ByteBuffer
+    /// The queue's other columns a handler needs (see ``QueueName``), such as a delivery's `target`.
+    public let attributes: [String: String]
 
-    public init(id: Int64, queue: QueueName, kind: String, attempt: Int, owner: String, payload: ByteBuffer) {
+    public init(
+        id: Int64, queue: QueueName, kind: String, attempt: Int, owner: String, payload: ByteBuffer, attributes: [String: String] = [:]
+    ) {
         self.id = id
         self.queue = queue
         self.kind = kind
         self.attempt = attempt
         self.owner = owner
         self.payload = payload
+        self.attributes = attributes
     }
 }

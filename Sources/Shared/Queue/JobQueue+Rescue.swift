@@ -28,7 +28,6 @@ extension JobQueue {
             INSERT INTO queue_attempts (queue, job_id, attempt, worker, error)
             SELECT \(name.rawValue), id, attempts, locked_by, 'lease expired: the worker holding it stopped or hung'
             FROM rescued
-            ON CONFLICT DO NOTHING
             RETURNING job_id
             """, logger: logger)
         var count = 0

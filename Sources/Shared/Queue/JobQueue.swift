@@ -49,6 +49,11 @@ public struct JobQueue: Sendable {
 
     var table: String { name.rawValue }
 
+    /// The attribute columns as one `text[]`, in ``QueueName/attributeColumns`` order.
+    private var attributesExpression: String {
+        "ARRAY[\(name.attributeColumns.joined(separator: ", "))]::text[]"
+    }
+
     /// Takes up to `limit` runnable jobs in one statement, oldest `run_at` first, and leases them to `owner`.
     ///
     /// Rows locked by a concurrent dequeue are skipped, never waited for. Nothing is taken while the
@@ -67,12 +72,15 @@ public struct JobQueue: Sendable {
                 ORDER BY run_at
                 LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
-            RETURNING id, \(unescaped: name.kindColumn), attempts, payload
+            RETURNING id, \(unescaped: name.kindColumn), attempts, payload, \(unescaped: attributesExpression)
             """, logger: logger)
         var jobs: [ClaimedJob] = []
         jobs.reserveCapacity(limit)
-        for try await (id, kind, attempts, payload) in rows.decode((Int64, String, Int32, ByteBuffer).self) {
-            jobs.append(ClaimedJob(id: id, queue: name, kind: kind, attempt: Int(attempts), owner: owner, payload: payload))
+        let names = name.attributeColumns
+        for try await (id, kind, attempts, payload, values) in rows.decode((Int64, String, Int32, ByteBuffer, [String]).self) {
+            let attributes = Dictionary(uniqueKeysWithValues: zip(names, values))
+            jobs.append(
+                ClaimedJob(id: id, queue: name, kind: kind, attempt: Int(attempts), owner: owner, payload: payload, attributes: attributes))
         }
         return jobs
     }
@@ -121,8 +129,9 @@ public struct JobQueue: Sendable {
     ///   - error: what went wrong, kept in the attempt history and `last_error`.
     ///   - retryAfter: a delay the handler asks for (a `Retry-After`), instead of the backoff.
     ///   - durationSeconds: how long the attempt ran.
+    ///   - httpStatus: the status a remote server answered, for attempts that called one.
     public func fail(
-        _ job: ClaimedJob, error: String, retryAfter: Double? = nil, durationSeconds: Double? = nil
+        _ job: ClaimedJob, error: String, retryAfter: Double? = nil, durationSeconds: Double? = nil, httpStatus: Int? = nil
     ) async throws -> FailureOutcome {
         let delay = retryAfter ?? configuration.retry.delay(afterAttempt: job.attempt)
         let maxAttempts = configuration.maxAttempts
@@ -146,9 +155,9 @@ public struct JobQueue: Sendable {
             guard outcome != .leaseLost else { return outcome }
             try await connection.query(
                 """
-                INSERT INTO queue_attempts (queue, job_id, attempt, worker, error, duration_ms)
-                VALUES (\(name.rawValue), \(job.id), \(job.attempt), \(job.owner), \(error), \(durationSeconds.map { $0 * 1000 }))
-                ON CONFLICT DO NOTHING
+                INSERT INTO queue_attempts (queue, job_id, attempt, worker, error, duration_ms, http_status)
+                VALUES (\(name.rawValue), \(job.id), \(job.attempt), \(job.owner), \(error),
+                        \(durationSeconds.map { $0 * 1000 }), \(httpStatus))
                 """, logger: logger)
             return outcome
         }

@@ -3,19 +3,26 @@
 /// A queue table that ``JobQueue`` drives.
 ///
 /// Every queue table has the same lifecycle columns (`state`, `attempts`, `run_at`, `locked_by`,
-/// `locked_until`, `last_error`, `finished_at`, `updated_at`), a `payload` and a column that names
-/// the job's kind, which picks its handler.
+/// `locked_until`, `last_error`, `finished_at`, `updated_at`), a `payload`, a column that names
+/// the job's kind, which picks its handler, and `source`, `type`, `external_id` for operators.
 public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     /// The queue's name, which is also its table's name.
     public let rawValue: String
     /// The column that holds the job kind.
     let kindColumn: String
+    /// Text columns a handler needs besides the payload, handed over in ``ClaimedJob/attributes``.
+    let attributeColumns: [String]
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
-    public static let events = QueueName(rawValue: "events", kindColumn: "source")
+    public static let events = QueueName(rawValue: "events", kindColumn: "source", attributeColumns: [])
+
+    /// Applied Apple notifications waiting to be forwarded to a target; the kind is the forwarded
+    /// event's source, the attributes its `target` URL and `external_id` (the `webhook-id`).
+    public static let deliveries = QueueName(
+        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id"])
 
     /// Every queue, in the order operators see them.
-    public static let all: [QueueName] = [.events]
+    public static let all: [QueueName] = [.events, .deliveries]
 
     /// The queue with that name, or `nil`.
     public init?(named name: String) {
@@ -23,9 +30,10 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
         self = queue
     }
 
-    private init(rawValue: String, kindColumn: String) {
+    private init(rawValue: String, kindColumn: String, attributeColumns: [String]) {
         self.rawValue = rawValue
         self.kindColumn = kindColumn
+        self.attributeColumns = attributeColumns
     }
 
     /// The LISTEN/NOTIFY channel that announces new jobs.

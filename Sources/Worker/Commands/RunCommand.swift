@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Shared
 
-/// `worker run`: the pool, until SIGTERM or SIGINT.
+/// `worker run`: the pools of both queues and the metrics endpoint, until SIGTERM.
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the worker pool until SIGTERM/SIGINT.",
         discussion: """
-            On SIGTERM or SIGINT it stops dequeuing, lets running jobs finish, and exits 0.
+            Applies queued events and forwards applied Apple notifications, each queue with up to \
+            WORKER_CONCURRENCY jobs in flight. On SIGTERM or SIGINT it stops dequeuing, lets running \
+            jobs finish, and exits 0.
 
             \(WorkerSettings.help)
             """)
@@ -22,27 +25,60 @@ struct RunCommand: AsyncParsableCommand {
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "worker")
         let client = PostgresClient(
-            configuration: try settings.database.clientConfiguration(maximumConnections: settings.concurrency + 4),
+            configuration: try settings.database.clientConfiguration(maximumConnections: settings.concurrency + 8),
             backgroundLogger: logger)
-        let pool = WorkerPool(
+        try await HTTPClient.withHTTPClient(configuration: Self.httpConfiguration(settings)) { http in
+            let metrics = WorkerMetrics()
+            let pools = Self.pools(settings: settings, client: client, http: http, metrics: metrics, logger: logger)
+            let server = MetricsServer.build(
+                port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger), logger: logger)
+            var group = ServiceGroupConfiguration(
+                services: [.init(service: client), .init(service: pools.events), .init(service: pools.deliveries), .init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            group.maximumGracefulShutdownDuration = .seconds(max(settings.queue.leaseSeconds, 30))
+            logger.info("worker starting", metadata: [
+                "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
+                "metrics_port": "\(settings.metricsPort)",
+            ])
+            try await ServiceGroup(configuration: group).run()
+        }
+    }
+
+    /// The events pool, whose Apple notifications create deliveries, and the deliveries pool it wakes.
+    static func pools(
+        settings: WorkerSettings, client: PostgresClient, http: HTTPClient, metrics: WorkerMetrics?, logger: Logger
+    ) -> (events: WorkerPool, deliveries: WorkerPool) {
+        let forwarder = ForwardHandler(
+            http: http, signer: settings.forwardSigner, timeout: settings.forwardTimeout,
+            maxRetryAfterSeconds: settings.queue.retry.maxSeconds, metrics: metrics, logger: logger)
+        let deliveries = WorkerPool(
+            queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
+            handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
+            configuration: .init(concurrency: settings.concurrency), metrics: metrics, logger: logger)
+        let outbox = ForwardOutbox(targets: settings.forwardTargets, onCreated: { deliveries.wake() })
+        let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
-            handlers: EventHandlers.all(logger: logger),
-            configuration: .init(concurrency: settings.concurrency),
-            logger: logger)
-        var group = ServiceGroupConfiguration(
-            services: [.init(service: client), .init(service: pool)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        group.maximumGracefulShutdownDuration = .seconds(max(settings.queue.leaseSeconds, 30))
-        logger.info("worker starting", metadata: ["concurrency": "\(settings.concurrency)"])
-        try await ServiceGroup(configuration: group).run()
+            handlers: EventHandlers.all(logger: logger, outbox: outbox),
+            configuration: .init(concurrency: settings.concurrency), metrics: metrics, logger: logger)
+        return (events, deliveries)
+    }
+
+    /// One connection pool for every delivery, as wide as the deliveries in flight.
+    static func httpConfiguration(_ settings: WorkerSettings) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.concurrency)
+        configuration.timeout = .init(connect: .seconds(5))
+        configuration.redirectConfiguration = .disallow
+        return configuration
     }
 }
 
 /// The handlers of the events queue, by source.
 enum EventHandlers {
-    static func all(logger: Logger) -> [String: any JobHandler] {
-        let apple = AppleEventHandler(logger: logger)
+    static func all(logger: Logger, outbox: ForwardOutbox = .none) -> [String: any JobHandler] {
+        let apple = AppleEventHandler(logger: logger, outbox: outbox)
         return [
             EventSource.stripe.rawValue: StripeEventHandler(logger: logger),
             EventSource.apple.rawValue: apple,

@@ -33,17 +33,27 @@ final class WorkerPool: Service, CustomStringConvertible {
     let queue: JobQueue
     private let handlers: [String: any JobHandler]
     private let configuration: Configuration
+    private let metrics: WorkerMetrics?
     private let logger: Logger
     private let wakeup = WakeupSignal()
     private let running = Mutex(Set<Int64>())
 
     var description: String { "WorkerPool(\(queue.name))" }
 
-    init(queue: JobQueue, handlers: [String: any JobHandler], configuration: Configuration, logger: Logger) {
+    init(
+        queue: JobQueue, handlers: [String: any JobHandler], configuration: Configuration, metrics: WorkerMetrics? = nil,
+        logger: Logger
+    ) {
         self.queue = queue
         self.handlers = handlers
         self.configuration = configuration
+        self.metrics = metrics
         self.logger = logger
+    }
+
+    /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
+    func wake() {
+        wakeup.signal()
     }
 
     static func defaultOwner() -> String {
@@ -118,18 +128,26 @@ final class WorkerPool: Service, CustomStringConvertible {
                 let done = try await queue.complete([job])
                 if !done.contains(job.id) { throw JobQueueError(code: .leaseLost, jobID: job.id) }
             }
+            metrics?.countAttempt(queue.name, .done, duration: started.duration(to: .now))
             logger.debug("job done")
         } catch {
             let elapsed = started.duration(to: .now)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let text = ErrorText.describe(error)
+            let failure = error as? AttemptFailure
             do {
                 let outcome = try await queue.fail(
-                    job, error: text, retryAfter: (error as? RetryLater)?.delaySeconds, durationSeconds: seconds)
+                    job, error: text, retryAfter: failure?.retryAfterSeconds, durationSeconds: seconds, httpStatus: failure?.httpStatus)
                 switch outcome {
-                case .dead: logger.error("job dead after its last attempt", metadata: ["error": "\(text)"])
-                case .retry(let at): logger.warning("job failed, will retry", metadata: ["error": "\(text)", "run_at": "\(at)"])
-                case .leaseLost: logger.warning("job failed after its lease was lost", metadata: ["error": "\(text)"])
+                case .dead:
+                    metrics?.countAttempt(queue.name, .dead, duration: elapsed)
+                    logger.error("job dead after its last attempt", metadata: ["error": "\(text)"])
+                case .retry(let at):
+                    metrics?.countAttempt(queue.name, .retry, duration: elapsed)
+                    logger.warning("job failed, will retry", metadata: ["error": "\(text)", "run_at": "\(at)"])
+                case .leaseLost:
+                    metrics?.countAttempt(queue.name, .leaseLost, duration: elapsed)
+                    logger.warning("job failed after its lease was lost", metadata: ["error": "\(text)"])
                 }
             } catch {
                 // The lease will expire and the rescuer will return the job; nothing is lost.

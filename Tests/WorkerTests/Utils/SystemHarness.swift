@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
 import DevSupport
 import Foundation
 import Hummingbird
@@ -17,19 +18,29 @@ import TestSupport
 struct SystemHarness: Sendable {
     let client: any TestClientProtocol
     let db: TestDatabase
+    /// The events pool.
     let pool: WorkerPool
+    /// The deliveries pool, which forwards applied Apple notifications.
+    let deliveries: WorkerPool
 
-    static func run(_ body: @Sendable @escaping (SystemHarness) async throws -> Void) async throws {
+    /// The worker's environment in these tests: three attempts, no backoff.
+    static let workerEnvironment = [
+        "MAX_ATTEMPTS": "3", "RETRY_BASE_SECONDS": "0", "RETRY_MAX_SECONDS": "0", "WORKER_CONCURRENCY": "8",
+    ]
+
+    /// - Parameter worker: worker variables (FORWARD_TARGETS, …) over ``workerEnvironment``, read by
+    ///   the worker's own settings and wired as `worker run` wires them.
+    static func run(worker: [String: String] = [:], _ body: @Sendable @escaping (SystemHarness) async throws -> Void) async throws {
         try await TestDatabase.with { db in
             let environment = TestCredentials.ingestEnvironment(databaseURL: db.url.urlString)
             let app = try buildApplication(settings: try IngestSettings(environment: EnvironmentValues(environment)), logger: TestDatabase.logger)
-            let pool = WorkerPool(
-                queue: JobQueue(
-                    client: db.client, name: .events,
-                    configuration: .init(maxAttempts: 3, retry: .init(baseSeconds: 0, maxSeconds: 0)), logger: TestDatabase.logger),
-                handlers: EventHandlers.all(logger: TestDatabase.logger), configuration: .init(concurrency: 8), logger: TestDatabase.logger)
-            try await app.test(.router) { client in
-                try await body(SystemHarness(client: client, db: db, pool: pool))
+            let settings = try WorkerSettings(environment: EnvironmentValues(
+                workerEnvironment.merging(worker) { $1 }.merging(["DATABASE_URL": db.url.urlString]) { $1 }))
+            try await HTTPClient.withHTTPClient(configuration: RunCommand.httpConfiguration(settings)) { http in
+                let pools = RunCommand.pools(settings: settings, client: db.client, http: http, metrics: nil, logger: TestDatabase.logger)
+                try await app.test(.router) { client in
+                    try await body(SystemHarness(client: client, db: db, pool: pools.events, deliveries: pools.deliveries))
+                }
             }
         }
     }
@@ -67,8 +78,17 @@ struct SystemHarness: Sendable {
 
     // MARK: Working
 
-    /// Runs the worker's handlers until nothing is runnable, with `workers` concurrent consumers.
+    /// Runs the worker's event handlers until nothing is runnable, with `workers` concurrent consumers.
     func drain(workers: Int = 1) async throws {
+        try await Self.drain(pool, workers: workers)
+    }
+
+    /// Runs the forwarder until no delivery is runnable, with `workers` concurrent consumers.
+    func forward(workers: Int = 1) async throws {
+        try await Self.drain(deliveries, workers: workers)
+    }
+
+    private static func drain(_ pool: WorkerPool, workers: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {
                 group.addTask {

@@ -3,33 +3,43 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import PostgresNIO
 import Shared
 
 /// Applies stored App Store Server Notifications (`apple`) and synced StoreKit transactions
 /// (`storekit`): decode, lock the `originalTransactionId`, load, decide (``AppleDecider``), save,
-/// record and complete — one transaction.
+/// record, create its forwards and complete — one transaction.
 struct AppleEventHandler: JobHandler {
     let logger: Logger
+    /// Where applied notifications (not StoreKit syncs) are forwarded.
+    var outbox: ForwardOutbox = .none
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        _ = try await completion.commit { connection in
-            let store = StateStore(connection: connection, logger: logger)
-            guard let tx = event.transaction else {
-                try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
-                return
-            }
-            let originalID = tx.originalTransactionId ?? tx.transactionId
-            let key = AppleDecider.entityKey(originalTransactionID: originalID)
-            try await store.lock(key)
-            let entitlement = try await store.entitlement(key)
-            var user = syncedUser ?? tx.appAccountToken.map { $0.lowercased() }
-            if user == nil { user = try await store.link(.appleOriginalTransaction, originalID)?.userID }
-            user = user ?? entitlement?.userID
-            let state = AppleDecider.State(
-                entitlement: entitlement, transaction: try await store.transaction(.storeKit, tx.transactionId), userID: user)
-            try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store)
+        let forwards = job.kind == EventSource.apple.rawValue && !outbox.targets.isEmpty
+        try await completion.commit { connection in
+            try await apply(event, syncedUser: syncedUser, job: job, on: connection)
+            if forwards { try await outbox.enqueue(eventID: job.id, on: connection, logger: logger) }
         }
+        if forwards { outbox.onCreated() }
+    }
+
+    private func apply(_ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection) async throws {
+        let store = StateStore(connection: connection, logger: logger)
+        guard let tx = event.transaction else {
+            try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
+            return
+        }
+        let originalID = tx.originalTransactionId ?? tx.transactionId
+        let key = AppleDecider.entityKey(originalTransactionID: originalID)
+        try await store.lock(key)
+        let entitlement = try await store.entitlement(key)
+        var user = syncedUser ?? tx.appAccountToken.map { $0.lowercased() }
+        if user == nil { user = try await store.link(.appleOriginalTransaction, originalID)?.userID }
+        user = user ?? entitlement?.userID
+        let state = AppleDecider.State(
+            entitlement: entitlement, transaction: try await store.transaction(.storeKit, tx.transactionId), userID: user)
+        try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store)
     }
 
     /// The decoded event, and the user a StoreKit sync named.

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+import Crypto
+import Foundation
+import HTTPTypes
+import NIOCore
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Applied Apple notifications forwarded to real local HTTP servers, with the worker's own settings,
+/// handlers and HTTP client.
+struct ForwardingTests {
+    /// The Standard Webhooks specification's example secret.
+    static let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+    static func stored(_ system: SystemHarness) async throws -> (payload: [UInt8], uuid: String) {
+        let rows = try await system.db.client.query(
+            "SELECT payload, external_id FROM events WHERE source = 'apple' ORDER BY id LIMIT 1", logger: TestDatabase.logger)
+        for try await (payload, uuid) in rows.decode((ByteBuffer, String).self) { return (Array(payload.readableBytesView), uuid) }
+        throw CancellationError()
+    }
+
+    @Test func anAppliedNotificationIsForwardedByteForByteAndSigned() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url, "FORWARD_SECRET": Self.secret]) { system in
+                let user = UUID().uuidString.lowercased()
+                try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("21001", user: user))
+                try await system.sync(subscription("21002", user: nil), userID: user)
+                try await system.drain()
+                try await system.forward()
+
+                let stored = try await Self.stored(system)
+                let received = try #require(sink.received.first)
+                #expect(sink.received.count == 1, "a StoreKit sync is not a notification and is not forwarded")
+                #expect(received.body == stored.payload)
+                #expect(received.header("Content-Type") == "application/json")
+                #expect(received.header("webhook-id") == stored.uuid)
+                let timestamp = try #require(received.header("webhook-timestamp").flatMap { Int64($0) })
+                #expect(abs(Double(timestamp) - Date().timeIntervalSince1970) < 60)
+                let signature = try #require(received.header("webhook-signature"))
+                #expect(StandardWebhooksReceiver.verifies(
+                    id: stored.uuid, timestamp: timestamp, body: received.body, signatureHeader: signature, secret: Self.secret))
+                var tampered = received.body
+                tampered[tampered.count / 2] ^= 1
+                #expect(!StandardWebhooksReceiver.verifies(
+                    id: stored.uuid, timestamp: timestamp, body: tampered, signatureHeader: signature, secret: Self.secret))
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done'") == 1)
+            }
+        }
+    }
+
+    @Test func withoutASecretForwardsAreUnsigned() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("22001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                let received = try #require(sink.received.first)
+                #expect(received.header("webhook-signature") == nil)
+                #expect(received.header("webhook-id") != nil)
+            }
+        }
+    }
+
+    @Test func aTargetFailingThreeTimesGetsItOnTheFourthAttempt() async throws {
+        try await HTTPSink.with { sink in
+            sink.answer { $0 <= 3 ? .init(status: .internalServerError) : .ok }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url, "MAX_ATTEMPTS": "5"]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("23001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 4)
+                #expect(try await system.db.scalar("SELECT attempts FROM deliveries WHERE state = 'done'") == 4)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM queue_attempts WHERE queue = 'deliveries' AND http_status = 500") == 3)
+            }
+        }
+    }
+
+    @Test func aDeadDeliveryIsReplayedOnceTheTargetIsBack() async throws {
+        try await HTTPSink.with { sink in
+            sink.answer { _ in .init(status: .badGateway) }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("24001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 3)
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'dead'") == 1)
+                let letters = DeadLetters(client: system.db.client, logger: TestDatabase.logger)
+                let dead = try #require(try await letters.list(DeadLetterFilter(), limit: 10).first)
+                #expect(dead.queue == "deliveries")
+                #expect(dead.lastError?.contains("answered 502") == true)
+                #expect(try await letters.detail(try #require(QueueItemID(dead.id)))?.history.map(\.httpStatus) == [502, 502, 502])
+
+                sink.answer { _ in .ok }
+                let item = try #require(QueueItemID(dead.id))
+                #expect(try await letters.replay([item], dryRun: false).replayed == [item])
+                try await system.forward()
+                #expect(sink.received.count == 4)
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND attempts = 1") == 1)
+
+                // Replaying again changes nothing: the delivery is done, not dead.
+                #expect(try await letters.replay([item], dryRun: false).replayed.isEmpty)
+                try await system.forward()
+                #expect(sink.received.count == 4)
+            }
+        }
+    }
+
+    @Test func aDeadTargetDelaysNeitherStateNorTheOtherTarget() async throws {
+        try await HTTPSink.with { sink in
+            // Nothing listens on port 9 of this machine: every connection is refused.
+            let targets = "http://127.0.0.1:9/down,\(sink.url)"
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": targets, "FORWARD_TIMEOUT_SECONDS": "2"]) { system in
+                let user = UUID().uuidString.lowercased()
+                try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("25001", user: user))
+                try await system.notify("DID_RENEW", transaction: subscription("25002", user: user))
+                try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_25", user: user))
+                try await system.drain(workers: 2)
+                let entitlements = try await system.entitlements(userID: user)
+                #expect(entitlements.count == 3, "\(entitlements)")
+                #expect(entitlements.allSatisfy { $0["is_active"] as? Bool == true }, "\(entitlements)")
+                try await system.forward(workers: 2)
+                #expect(sink.received.count == 2)
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done'") == 2)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM deliveries WHERE state = 'dead' AND last_error LIKE '%could not be reached%'") == 2)
+            }
+        }
+    }
+
+    @Test(arguments: [HTTPResponse.Status.tooManyRequests, .serviceUnavailable])
+    func retryAfterIsHonoured(status: HTTPResponse.Status) async throws {
+        try await HTTPSink.with { sink in
+            let httpDate = Date().addingTimeInterval(120).formatted(
+                Date.VerbatimFormatStyle(
+                    format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
+                    locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
+            let value = status == .tooManyRequests ? "120" : httpDate
+            sink.answer { _ in .init(status: status, headers: [.retryAfter: value]) }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url, "RETRY_MAX_SECONDS": "3600"]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("26001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 1, "the next attempt waits for the Retry-After")
+                let wait = try await system.db.scalar(
+                    "SELECT EXTRACT(EPOCH FROM run_at - now())::bigint FROM deliveries WHERE state = 'pending'")
+                // Without the header the next attempt would be due now (RETRY_BASE_SECONDS is 0); a slow machine may take a while to look.
+                #expect((30...121).contains(wait), "Retry-After \(value) scheduled the next attempt in \(wait) s")
+            }
+        }
+    }
+
+    @Test func aTargetThatDoesNotAnswerInTimeIsRetried() async throws {
+        try await HTTPSink.with { sink in
+            sink.answer { $0 == 1 ? .init(status: .ok, delay: .seconds(3)) : .ok }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url, "FORWARD_TIMEOUT_SECONDS": "0.5"]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("27001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 2)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM queue_attempts WHERE queue = 'deliveries' AND error LIKE '%did not answer within%'") == 1)
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND attempts = 2") == 1)
+            }
+        }
+    }
+
+    @Test func aNotificationWhoseApplyRollsBackIsNotForwarded() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("28001", user: nil))
+                let job = try #require(try await system.pool.queue.dequeue(limit: 1, owner: "dies").first)
+                let crash = JobCompletion(job: job, queue: system.pool.queue, logger: TestDatabase.logger, beforeComplete: { throw Crash() })
+                let handler = AppleEventHandler(
+                    logger: TestDatabase.logger, outbox: ForwardOutbox(targets: [try ForwardTarget(sink.url)], onCreated: {}))
+                await #expect(throws: (any Error).self) { try await handler.handle(job, completion: crash) }
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries") == 0)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ["FORWARD_TARGETS": "ftp://example.com/hook"], ["FORWARD_TARGETS": "/relative/path"], ["FORWARD_TARGETS": "https://ok.example,nonsense"],
+        ["FORWARD_SECRET": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], ["FORWARD_SECRET": "whsec_not base64!"], ["FORWARD_SECRET": "whsec_"],
+        ["FORWARD_TIMEOUT_SECONDS": "0"],
+    ])
+    func badForwardSettingsAreRefusedByName(environment: [String: String]) throws {
+        let name = try #require(environment.keys.first)
+        let error = try #require(throws: ConfigurationError.self) {
+            try WorkerSettings(environment: EnvironmentValues(environment.merging(["DATABASE_URL": "postgres://x@localhost/x"]) { $1 }))
+        }
+        #expect(error.variable == name)
+        let value = environment[name]!
+        if value.count > 6 { #expect(!error.description.contains(value), "the message never repeats the value") }
+    }
+
+    struct Crash: Error {}
+}
+
+/// A receiver's check of a Standard Webhooks signature, written from the specification and
+/// independent of Sluice's signer: the secret's base64 part is the key, the signed content is
+/// `"{id}.{timestamp}.{body}"`, and the header lists space-separated `v1,<base64>` signatures.
+enum StandardWebhooksReceiver {
+    static func verifies(id: String, timestamp: Int64, body: [UInt8], signatureHeader: String, secret: String) -> Bool {
+        guard let key = Data(base64Encoded: String(secret.split(separator: "_", maxSplits: 1).last ?? "")) else { return false }
+        let content = Array("\(id).\(timestamp).".utf8) + body
+        let expected = Data(HMAC<SHA256>.authenticationCode(for: content, using: SymmetricKey(data: key)))
+        return signatureHeader.split(separator: " ").contains { candidate in
+            let parts = candidate.split(separator: ",", maxSplits: 1)
+            guard parts.count == 2, parts[0] == "v1", let given = Data(base64Encoded: String(parts[1])) else { return false }
+            return given == expected
+        }
+    }
+}
