@@ -23,6 +23,16 @@ struct RecordingHandler: JobHandler {
     }
 }
 
+/// A handler without writes of its own that counts how often it ran each job.
+final class CountingHandler: JobHandler {
+    private let state = Mutex([Int64: Int]())
+    var counts: [Int64: Int] { state.withLock { $0 } }
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        state.withLock { $0[job.id, default: 0] += 1 }
+    }
+}
+
 @Suite(.timeLimit(.minutes(3)))
 struct WorkerPoolTests {
     static let logger = TestDatabase.logger
@@ -56,6 +66,20 @@ struct WorkerPoolTests {
             #expect(try await db.scalar("SELECT count(*) FROM effects") == 600)
             #expect(try await db.scalar("SELECT count(DISTINCT job_id) FROM effects") == 600)
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE state <> 'done'") == 0)
+        }
+    }
+
+    /// Jobs without writes of their own are completed in shared batches: each once, none left running.
+    @Test func jobsWithoutWritesAreCompletedOnceInBatches() async throws {
+        try await TestDatabase.with { db async throws in
+            try await SyntheticEvents.enqueue(600, into: EventStore(client: db.client, logger: Self.logger))
+            let handled = CountingHandler()
+            let pool = Self.pool(db, handlers: ["stripe": handled], concurrency: 32)
+            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 600 }
+            #expect(handled.counts.count == 600)
+            #expect(handled.counts.values.allSatisfy { $0 == 1 })
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state <> 'done' OR attempts <> 1") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM queue_attempts") == 0)
         }
     }
 

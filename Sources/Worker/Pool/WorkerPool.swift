@@ -37,6 +37,7 @@ final class WorkerPool: Service, CustomStringConvertible {
     private let logger: Logger
     private let wakeup = WakeupSignal()
     private let running = Mutex(Set<Int64>())
+    private let completions: CompletionBatcher
 
     var description: String { "WorkerPool(\(queue.name))" }
 
@@ -49,6 +50,7 @@ final class WorkerPool: Service, CustomStringConvertible {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        completions = CompletionBatcher(queue: queue)
     }
 
     /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
@@ -125,8 +127,7 @@ final class WorkerPool: Service, CustomStringConvertible {
             let completion = JobCompletion(job: job, queue: queue, logger: logger)
             try await handler.handle(job, completion: completion)
             if !completion.isCommitted {
-                let done = try await queue.complete([job])
-                if !done.contains(job.id) { throw JobQueueError(code: .leaseLost, jobID: job.id) }
+                guard try await completions.complete(job) else { throw JobQueueError(code: .leaseLost, jobID: job.id) }
             }
             metrics?.countAttempt(queue.name, .done, duration: started.duration(to: .now))
             logger.debug("job done")
