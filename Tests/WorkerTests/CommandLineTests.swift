@@ -77,6 +77,17 @@ struct CommandLineTests {
         #expect(output.split(separator: "\n").count == 1, "\(output)")
     }
 
+    /// Migrating needs only DATABASE_URL: a setting of the pool's that is wrong does not stop it.
+    @Test func migrateIgnoresThePoolsSettings() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let (status, output) = try Self.run(
+                "worker", ["migrate", "--directory", TestDatabase.migrationsDirectory.path],
+                environment: ["DATABASE_URL": db.url.urlString, "FORWARD_TARGETS": "ftp://x", "WORKER_CONCURRENCY": "0"])
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("applied"), "\(output)")
+        }
+    }
+
     @Test func aBadSettingStopsIngestWithOneLineNamingIt() throws {
         let (status, output) = try Self.run("ingest", [], environment: ["DATABASE_URL": "postgres://x@127.0.0.1:1/x", "INGEST_PORT": "99999"])
         #expect(status == 1)

@@ -127,6 +127,16 @@ struct ForwardingTests {
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done'") == 2)
                 #expect(try await system.db.scalar(
                     "SELECT count(*) FROM deliveries WHERE state = 'dead' AND last_error LIKE '%could not be reached%'") == 2)
+                let metrics = String(decoding: system.metrics.registry.emitToBuffer(), as: UTF8.self)
+                let live = ForwardTarget.label(for: sink.url)
+                for line in [
+                    #"sluice_worker_deliveries_total{target="http://127.0.0.1:9/down",status_class="connection_error"} 6"#,
+                    #"sluice_worker_deliveries_total{target="\#(live)",status_class="2xx"} 2"#,
+                    #"sluice_worker_jobs_total{queue="deliveries",outcome="dead"} 2"#,
+                    #"sluice_worker_jobs_total{queue="events",outcome="done"} 3"#,
+                ] {
+                    #expect(metrics.contains(line), "missing \(line)")
+                }
             }
         }
     }
@@ -166,6 +176,53 @@ struct ForwardingTests {
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND attempts >= 2") == 1)
             }
         }
+    }
+
+    @Test func aLargeAnswerIsReadAndDropped() async throws {
+        try await HTTPSink.with { sink in
+            sink.answer { _ in .init(status: .ok, body: Array(repeating: UInt8(ascii: "x"), count: 300_000)) }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("29001", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 1)
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND attempts = 1") == 1)
+            }
+        }
+    }
+
+    /// A signed forward goes only where it was configured to go: a redirect is a failed attempt.
+    @Test func redirectsAreNotFollowed() async throws {
+        try await HTTPSink.with { sink in
+            sink.answer { _ in .init(status: .found, headers: [.location: sink.url + "/elsewhere"]) }
+            try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url]) { system in
+                try await system.notify("DID_RENEW", transaction: subscription("29101", user: nil))
+                try await system.drain()
+                try await system.forward()
+                #expect(sink.received.count == 3)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM deliveries WHERE state = 'dead' AND last_error LIKE '%answered 302%'") == 1)
+            }
+        }
+    }
+
+    @Test func metricsAndLogsNameATargetWithoutItsSecrets() {
+        #expect(ForwardTarget.label(for: "https://user:token@hooks.example.com:8443/apple?key=s3cret") == "https://hooks.example.com:8443/apple")
+        #expect(ForwardTarget.label(for: "http://127.0.0.1/x") == "http://127.0.0.1/x")
+    }
+
+    @Test func retryAfterReadsSecondsAndDatesWithinTheCap() {
+        let now = Date(timeIntervalSince1970: 1_784_000_000)
+        #expect(RetryAfter.seconds("120", now: now, maximum: 3_600) == 120)
+        #expect(RetryAfter.seconds("999999", now: now, maximum: 3_600) == 3_600)
+        #expect(RetryAfter.seconds("-5", now: now, maximum: 3_600) == 0)
+        let date = now.addingTimeInterval(90)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        #expect(RetryAfter.seconds(formatter.string(from: date), now: now, maximum: 3_600) == 90)
+        #expect(RetryAfter.seconds("soon", now: now, maximum: 3_600) == nil)
     }
 
     @Test func aNotificationWhoseApplyRollsBackIsNotForwarded() async throws {

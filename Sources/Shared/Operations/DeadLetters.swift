@@ -41,7 +41,7 @@ public struct DeadLetters: Sendable {
 
     /// One row of a queue, in whatever state, with its payload and attempt history; `nil` when there is none.
     public func detail(_ item: QueueItemID) async throws -> QueueItemDetail? {
-        try await details(of: [item.id], in: item.queue).first
+        try await details(of: [item.id], in: item.queue).first?.detail
     }
 
     /// Resolves what an operator typed: `events/42`, or a bare `42` when only one queue has that id.
@@ -163,9 +163,9 @@ public struct DeadLetters: Sendable {
                 for try await id in rows.decode(Int64.self) { ids.append(id) }
                 guard let last = ids.last else { break }
                 after = last
-                let batch = try await details(of: ids, in: queue).filter { $0.state == "dead" }
-                try await write(batch)
-                let written = batch.compactMap { QueueItemID($0.item.id)?.id }
+                let batch = try await details(of: ids, in: queue).filter { $0.detail.state == "dead" }
+                try await write(batch.map(\.detail))
+                let written = batch.map(\.id)
                 let marked = try await client.query(
                     """
                     UPDATE \(unescaped: queue.rawValue) SET state = 'discarded', updated_at = now()
@@ -185,7 +185,8 @@ public struct DeadLetters: Sendable {
         return false
     }
 
-    private func details(of ids: [Int64], in queue: QueueName) async throws -> [QueueItemDetail] {
+    /// The rows of `queue` with these ids, each with its id, in id order.
+    private func details(of ids: [Int64], in queue: QueueName) async throws -> [(id: Int64, detail: QueueItemDetail)] {
         guard !ids.isEmpty else { return [] }
         // The queue's own columns as one JSON object of texts, without the NULL ones.
         let summaryExpression = "jsonb_strip_nulls(jsonb_build_object("
@@ -196,23 +197,23 @@ public struct DeadLetters: Sendable {
                    \(unescaped: summaryExpression)
             FROM \(unescaped: queue.rawValue) WHERE id = ANY(\(ids)) ORDER BY id
             """, logger: logger)
-        var items: [QueueItemDetail] = []
+        var items: [(id: Int64, detail: QueueItemDetail)] = []
         for try await row in rows {
             let (id, state, source, type, externalID, attempts, lastError, failedAt, receivedAt, payload, summary) = try row.decode(
                 (Int64, String, String, String, String, Int32, String?, Date?, Date, ByteBuffer, String).self)
             let bytes = Array(payload.readableBytesView)
-            items.append(QueueItemDetail(
+            items.append((id, QueueItemDetail(
                 item: DeadLetter(
                     id: QueueItemID(queue: queue, id: id).description, queue: queue.rawValue, source: source, type: type,
                     externalID: externalID, attempts: Int(attempts), lastError: lastError, failedAt: failedAt),
                 state: state, receivedAt: receivedAt,
                 summary: try JSONDecoder().decode([String: String].self, from: Data(summary.utf8)),
                 payload: String(validating: bytes, as: UTF8.self), payloadBase64: Data(bytes).base64EncodedString(),
-                history: []))
+                history: [])))
         }
         let history = try await attempts(of: ids, in: queue)
         for index in items.indices {
-            items[index].history = history[QueueItemID(items[index].item.id)?.id ?? 0] ?? []
+            items[index].detail.history = history[items[index].id] ?? []
         }
         return items
     }
@@ -251,15 +252,5 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral("::timestamptz IS NULL OR finished_at >= ")
         appendInterpolation(filter.since)
         appendLiteral(")")
-    }
-}
-
-extension QueueName {
-    /// The columns, besides the common ones, that describe a row to an operator.
-    var summaryColumns: [String] {
-        switch rawValue {
-        case QueueName.deliveries.rawValue: ["target", "event_id"]
-        default: ["subtype", "environment", "event_time", "ordering_key"]
-        }
     }
 }

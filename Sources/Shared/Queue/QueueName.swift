@@ -12,14 +12,19 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     let kindColumn: String
     /// Text columns a handler needs besides the payload, handed over in ``ClaimedJob/attributes``.
     let attributeColumns: [String]
+    /// The columns, besides the common ones, that describe a row to an operator (`worker dlq show`).
+    let summaryColumns: [String]
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
-    public static let events = QueueName(rawValue: "events", kindColumn: "source", attributeColumns: [])
+    public static let events = QueueName(
+        rawValue: "events", kindColumn: "source", attributeColumns: [],
+        summaryColumns: ["subtype", "environment", "event_time", "ordering_key"])
 
     /// Applied Apple notifications waiting to be forwarded to a target; the kind is the forwarded
     /// event's source, the attributes its `target` URL and `external_id` (the `webhook-id`).
     public static let deliveries = QueueName(
-        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id"])
+        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id"],
+        summaryColumns: ["target", "event_id"])
 
     /// Every queue, in the order operators see them.
     public static let all: [QueueName] = [.events, .deliveries]
@@ -30,10 +35,11 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
         self = queue
     }
 
-    private init(rawValue: String, kindColumn: String, attributeColumns: [String]) {
+    private init(rawValue: String, kindColumn: String, attributeColumns: [String], summaryColumns: [String]) {
         self.rawValue = rawValue
         self.kindColumn = kindColumn
         self.attributeColumns = attributeColumns
+        self.summaryColumns = summaryColumns
     }
 
     /// The LISTEN/NOTIFY channel that announces new jobs.

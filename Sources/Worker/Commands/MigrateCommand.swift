@@ -23,9 +23,6 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = EnvironmentValues(ProcessInfo.processInfo.environment)
-        let settings = try WorkerSettings(environment: environment)
-        LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
-        let logger = Logger(label: "worker.migrate")
         guard let folder = Migration.locateDirectory(
             explicit: directory ?? environment.string("MIGRATIONS_DIR"),
             executablePath: CommandLine.arguments[0])
@@ -33,7 +30,9 @@ struct MigrateCommand: AsyncParsableCommand {
             throw CommandFailure("no sql/ folder found; pass --directory or set MIGRATIONS_DIR")
         }
         let migrations = try Migration.load(from: folder)
-        let applied = try await DatabaseSession.with(settings.database, maximumConnections: 1, logger: logger) { client in
+        // Only DATABASE_URL and the log settings matter here, not the pool's (a bad FORWARD_TARGETS
+        // must not stop a migration).
+        let applied = try await OperatorSession.with { client, logger in
             try await Migrator(client: client, logger: logger).migrate(migrations)
         }
         print(applied.isEmpty ? "up to date (\(migrations.count) migrations)" : "applied \(applied.joined(separator: ", "))")

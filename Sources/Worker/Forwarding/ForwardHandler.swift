@@ -22,9 +22,6 @@ struct ForwardHandler: JobHandler {
     let metrics: WorkerMetrics?
     let logger: Logger
 
-    /// Answers are read to reuse the connection, but never kept beyond this.
-    private static let answerLimit = 64 * 1024
-
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         guard let target = job.attributes["target"], let webhookID = job.attributes["external_id"] else {
             throw AttemptFailure(reason: "the delivery row names no target or webhook id")
@@ -36,8 +33,8 @@ struct ForwardHandler: JobHandler {
         do {
             let response = try await http.execute(request, timeout: .init(timeout), logger: logger)
             status = Int(response.status.code)
-            // Read the answer (bounded) so the connection goes back to the pool.
-            _ = try await response.body.collect(upTo: Self.answerLimit)
+            // Read the answer to its end, keeping none of it, so the connection goes back to the pool.
+            for try await _ in response.body {}
             metrics?.countDelivery(target: label, statusClass: "\(status / 100)xx", duration: started.duration(to: .now))
             guard (200..<300).contains(status) else {
                 throw AttemptFailure(

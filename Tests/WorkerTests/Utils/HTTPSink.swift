@@ -21,6 +21,7 @@ final class HTTPSink: Sendable {
     struct Answer: Sendable {
         var status: HTTPResponse.Status
         var headers: HTTPFields = [:]
+        var body: [UInt8] = []
         /// Wait this long before answering (a slow target).
         var delay: Duration? = nil
 
@@ -67,7 +68,7 @@ final class HTTPSink: Sendable {
             guard let sink = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             let answer = sink.receive(Received(headers: request.headers, body: Array(body.readableBytesView)))
             if let delay = answer.delay { try await Task.sleep(for: delay) }
-            return Response(status: answer.status, headers: answer.headers)
+            return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
         var logger = Logger(label: "sink")
         logger.logLevel = .critical

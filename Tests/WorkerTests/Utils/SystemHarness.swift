@@ -22,6 +22,8 @@ struct SystemHarness: Sendable {
     let pool: WorkerPool
     /// The deliveries pool, which forwards applied Apple notifications.
     let deliveries: WorkerPool
+    /// The metrics both pools and the forwarder record.
+    let metrics: WorkerMetrics
 
     /// The worker's environment in these tests: three attempts, no backoff.
     static let workerEnvironment = [
@@ -37,9 +39,10 @@ struct SystemHarness: Sendable {
             let settings = try WorkerSettings(environment: EnvironmentValues(
                 workerEnvironment.merging(worker) { $1 }.merging(["DATABASE_URL": db.url.urlString]) { $1 }))
             try await HTTPClient.withHTTPClient(configuration: RunCommand.httpConfiguration(settings)) { http in
-                let pools = RunCommand.pools(settings: settings, client: db.client, http: http, metrics: nil, logger: TestDatabase.logger)
+                let metrics = WorkerMetrics()
+                let pools = RunCommand.pools(settings: settings, client: db.client, http: http, metrics: metrics, logger: TestDatabase.logger)
                 try await app.test(.router) { client in
-                    try await body(SystemHarness(client: client, db: db, pool: pools.events, deliveries: pools.deliveries))
+                    try await body(SystemHarness(client: client, db: db, pool: pools.events, deliveries: pools.deliveries, metrics: metrics))
                 }
             }
         }
