@@ -31,6 +31,9 @@ public struct TestDatabase: Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("sql")
 
+    /// Two databases are created and migrated at a time (see ``CreationLimiter``).
+    private static let creations = CreationLimiter(limit: 2)
+
     /// Creates a database, migrates it unless `migrate` is false, runs `body` with a running client, then drops it.
     public static func with<Result: Sendable>(
         migrate: Bool = true, maximumConnections: Int = 24,
@@ -40,9 +43,6 @@ public struct TestDatabase: Sendable {
         var url = server
         url.database = "sluice_test_\(UInt64.random(in: 0...UInt64.max))"
         let name = url.database
-        try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
-            try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
-        }
         let client = PostgresClient(
             configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
         let result: Result
@@ -50,8 +50,13 @@ public struct TestDatabase: Sendable {
             result = try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                if migrate {
-                    try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
+                try await creations.run {
+                    try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
+                        try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+                    }
+                    if migrate {
+                        try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
+                    }
                 }
                 return try await body(TestDatabase(url: url, client: client))
             }
