@@ -9,8 +9,8 @@ import Shared
 struct DevTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice-dev",
-        abstract: "Development helpers: make a local Apple-like PKI, send signed sample events.",
-        subcommands: [PKICommand.self, SendCommand.self])
+        abstract: "Development helpers: make a local Apple-like PKI, send signed sample events, run the end-to-end check.",
+        subcommands: [PKICommand.self, SendCommand.self, EndToEndCommand.self])
 
     static func main() async {
         await CommandLineEntry.main(DevTool.self, name: "sluice-dev")

@@ -48,7 +48,7 @@ func buildRouter(
         apple: apple,
         apiKeys: APIKeyCheck(keys: settings.apiKeys))
     webhooks.addRoutes(to: router)
-    HealthController<IngestContext>(client: client, registry: metrics.registry).addRoutes(to: router)
+    HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
     ReadController<IngestContext>(reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys))
         .addRoutes(to: router)
 

@@ -2,13 +2,14 @@
 import Foundation
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
 import Shared
 import Testing
 import TestSupport
 
 @testable import Worker
 
-/// The worker's `/metrics` and `/healthz` on a real PostgreSQL: attempts by outcome, queue gauges.
+/// The worker's `/metrics`, `/healthz` and `/readyz` on a real PostgreSQL: attempts by outcome, queue gauges.
 struct WorkerMetricsTests {
     @Test func metricsCountAttemptsAndSampleTheQueues() async throws {
         try await TestDatabase.with { db async throws in
@@ -30,10 +31,13 @@ struct WorkerMetricsTests {
             try await queue.pause()
 
             let app = MetricsServer.build(
-                port: 0, metrics: metrics, statistics: QueueStatistics(client: db.client, logger: logger), logger: logger)
+                port: 0, metrics: metrics, statistics: QueueStatistics(client: db.client, logger: logger),
+                readiness: DatabaseReadiness(client: db.client), logger: logger)
             try await app.test(.router) { client in
                 let health = try await client.execute(uri: "/healthz", method: .get)
                 #expect(health.status == .ok)
+                let ready = try await client.execute(uri: "/readyz", method: .get)
+                #expect(ready.status == .ok)
                 let response = try await client.execute(uri: "/metrics", method: .get)
                 #expect(response.status == .ok)
                 let text = String(buffer: response.body)
@@ -52,6 +56,25 @@ struct WorkerMetricsTests {
                 #expect(text.contains(#"sluice_worker_attempt_duration_seconds_count{queue="events"} 1"#))
                 #expect(text.contains(#"sluice_queue_oldest_runnable_age_seconds{queue="events"}"#))
             }
+        }
+    }
+
+    /// `/readyz` says whether the database answers; `/healthz` does not depend on it, so an outage
+    /// makes workers unready without getting them restarted.
+    @Test func readinessFollowsTheDatabaseAndLivenessDoesNot() async throws {
+        // Port 1 on loopback: nothing listens, connections are refused at once.
+        let client = PostgresClient(configuration: .init(
+            host: "127.0.0.1", port: 1, username: "postgres", password: nil, database: "postgres", tls: .disable))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            let app = MetricsServer.build(
+                port: 0, metrics: WorkerMetrics(), statistics: QueueStatistics(client: client, logger: TestDatabase.logger),
+                readiness: DatabaseReadiness(client: client, timeout: .seconds(1)), logger: TestDatabase.logger)
+            try await app.test(.router) { http async throws in
+                #expect(try await http.execute(uri: "/healthz", method: .get).status == .ok)
+                #expect(try await http.execute(uri: "/readyz", method: .get).status == .serviceUnavailable)
+            }
+            group.cancelAll()
         }
     }
 }

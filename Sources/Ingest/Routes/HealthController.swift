@@ -8,10 +8,8 @@ import Shared
 
 /// `GET /healthz` (the process runs), `GET /readyz` (the database answers) and `GET /metrics`.
 struct HealthController<Context: RequestContext>: Sendable {
-    let client: PostgresClient
+    let readiness: DatabaseReadiness
     let registry: PrometheusCollectorRegistry
-    /// How long `/readyz` waits for `SELECT 1`.
-    var readinessTimeout: Duration = .seconds(2)
 
     func addRoutes(to router: Router<Context>) {
         router.get("/healthz") { _, _ in WebhookController<Context>.json(.ok, #"{"status":"ok"}"#) }
@@ -24,14 +22,7 @@ struct HealthController<Context: RequestContext>: Sendable {
     }
 
     private func ready(_ context: Context) async throws -> Response {
-        let client = self.client
-        let logger = context.logger
-        do {
-            _ = try await withTimeout(readinessTimeout) { try await client.query("SELECT 1", logger: logger) }
-        } catch {
-            context.logger.warning("not ready: the database does not answer", metadata: ["error": "\(String(reflecting: error))"])
-            throw APIError.unavailable("the database does not answer")
-        }
+        guard await readiness.check(logger: context.logger) else { throw APIError.unavailable("the database does not answer") }
         return WebhookController<Context>.json(.ok, #"{"status":"ready"}"#)
     }
 }

@@ -31,7 +31,8 @@ struct RunCommand: AsyncParsableCommand {
             let metrics = WorkerMetrics()
             let pools = Self.pools(settings: settings, client: client, http: http, metrics: metrics, logger: logger)
             let server = MetricsServer.build(
-                port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger), logger: logger)
+                port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
+                readiness: DatabaseReadiness(client: client), logger: logger)
             var group = ServiceGroupConfiguration(
                 services: [.init(service: client), .init(service: pools.events), .init(service: pools.deliveries), .init(service: server)],
                 gracefulShutdownSignals: [.sigterm, .sigint],

@@ -5,18 +5,23 @@ import NIOCore
 import PostgresNIO
 import Shared
 
-/// The worker's HTTP endpoints on `METRICS_PORT`: `GET /healthz` (the process runs) and
-/// `GET /metrics` (Prometheus text; queue gauges are sampled from the database at each scrape).
+/// The worker's HTTP endpoints on `METRICS_PORT`: `GET /healthz` (the process runs), `GET /readyz`
+/// (the database answers) and `GET /metrics` (Prometheus text; queue gauges are sampled from the
+/// database at each scrape).
 enum MetricsServer {
     /// How long a scrape waits for the queue sample before it answers with the previous one.
     static let sampleTimeout: Duration = .seconds(2)
 
     static func build(
-        host: String = "0.0.0.0", port: Int, metrics: WorkerMetrics, statistics: QueueStatistics, logger: Logger
+        host: String = "0.0.0.0", port: Int, metrics: WorkerMetrics, statistics: QueueStatistics, readiness: DatabaseReadiness,
+        logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router()
-        router.get("/healthz") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+        router.get("/healthz") { _, _ in json(.ok, #"{"status":"ok"}"#) }
+        router.get("/readyz") { _, context in
+            await readiness.check(logger: context.logger)
+                ? json(.ok, #"{"status":"ready"}"#)
+                : json(.serviceUnavailable, #"{"error":{"code":"unavailable","message":"the database does not answer"}}"#)
         }
         router.get("/metrics") { _, context in
             await sample(statistics, into: metrics, logger: context.logger)
@@ -28,6 +33,10 @@ enum MetricsServer {
             router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-worker"),
             logger: logger)
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// Reads the queue depths into the gauges; on failure the gauges keep their last values.

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// Reads an event's effect back through the read API: its user's transactions and entitlements.
+struct EffectChecker: Sendable {
+    enum Effect: Sendable, Equatable {
+        /// No transaction yet.
+        case pending
+        /// One transaction and an active entitlement for the product.
+        case applied
+        /// More than one transaction for an event that should make one.
+        case duplicated(transactions: Int)
+        /// One transaction but no active entitlement: applied wrongly.
+        case inconsistent(String)
+    }
+
+    let client: HTTPClient
+    let baseURL: String
+    let apiKey: String
+
+    func effect(of event: PlannedEvent) async throws -> Effect {
+        struct History: Decodable { let transactions: [Transaction] }
+        struct Transaction: Decodable { let product_id: String }
+        struct Entitlements: Decodable { let entitlements: [Entitlement] }
+        struct Entitlement: Decodable { let product_id: String; let is_active: Bool }
+
+        let user = event.user.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? event.user
+        let history: History = try await get("/v1/iap/transaction-history?user_id=\(user)")
+        switch history.transactions.count {
+        case 0: return .pending
+        case 1: break
+        default: return .duplicated(transactions: history.transactions.count)
+        }
+        let entitlements: Entitlements = try await get("/v1/iap/entitlements?user_id=\(user)")
+        guard entitlements.entitlements.contains(where: { $0.product_id == event.productID && $0.is_active }) else {
+            return .inconsistent("no active \(event.productID) entitlement for \(event.user)")
+        }
+        return .applied
+    }
+
+    private func get<Answer: Decodable>(_ path: String) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.headers.add(name: "X-Sluice-Key", value: apiKey)
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else {
+            throw ReadAPIError(message: "GET \(path) answered \(response.status.code): \(String(buffer: body))")
+        }
+        return try JSONDecoder().decode(Answer.self, from: Data(buffer: body))
+    }
+}
+
+struct ReadAPIError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

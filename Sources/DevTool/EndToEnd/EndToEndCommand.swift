@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import AsyncHTTPClient
+import DevSupport
+import Foundation
+
+/// `sluice-dev e2e`: the client side of `scripts/e2e`. Serves the downstream sink, streams signed
+/// Stripe events and Apple notifications at a running Sluice, then checks through the read API
+/// and the sink that every acknowledged one was applied once and every Apple one forwarded.
+struct EndToEndCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "Stream signed events at Sluice and check that every acknowledged one took effect exactly once.",
+        discussion: "Exits 1 when anything acknowledged was lost, applied twice, or not forwarded; or anything was refused.")
+
+    @Option(help: "Base URL of ingest (or of the load balancer in front of it).") var url = "http://127.0.0.1:8080"
+    @Option(help: "Port of the downstream sink on 127.0.0.1 (FORWARD_TARGETS points at it).") var sinkPort: Int
+    @Option(help: "Path of the downstream sink.") var sinkPath = "/hooks/apple"
+    @Option(help: "Concurrent senders.") var senders = 8
+    @Option(help: "Events per second offered during the paced phase.") var rate: Double = 100
+    @Option(help: "Seconds of paced traffic.") var seconds: Double = 30
+    @Option(help: "Seconds of unpaced traffic after it.") var burstSeconds: Double = 5
+    @Option(help: "Seconds an event keeps being retried after the stream ends.") var giveUpSeconds: Double = 60
+    @Option(help: "Seconds to wait for everything acknowledged to be applied and forwarded.") var settleSeconds: Double = 120
+    @Option(help: "One event in N is an Apple notification.") var appleEvery = 3
+    @Option(help: "One event in N is delivered twice.") var redeliverEvery = 10
+    @Option(help: "The Stripe endpoint secret.") var secret = "whsec_dev_secret"
+    @Option(help: "An API key of the read API.") var apiKey = "dev_api_key"
+    @Option(help: "The development PKI folder (from `sluice-dev pki`).") var pki = ".dev/pki"
+    @Option(help: "The bundle id ingest accepts.") var bundleId = "com.example.sluice"
+    @Option(help: "A file created when the stream starts, for a script timing its faults.") var startedFile: String?
+
+    func run() async throws {
+        let forwards = ForwardCounter()
+        let (sinkPort, sinkPath) = (self.sinkPort, self.sinkPath)
+        let report = try await withThrowingTaskGroup(of: EndToEndReport?.self) { group in
+            group.addTask {
+                try await forwards.serve(port: sinkPort, path: sinkPath)
+                return nil
+            }
+            group.addTask { try await exercise(forwards: forwards) }
+            while let result = try await group.next() {
+                if let report = result {
+                    group.cancelAll()
+                    return report
+                }
+            }
+            throw ExitCode.failure
+        }
+        say(report.text)
+        if !report.passed { throw ExitCode.failure }
+    }
+
+    private func exercise(forwards: ForwardCounter) async throws -> EndToEndReport {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(10)))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = senders + 16
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let runID = String(UUID().uuidString.prefix(8).lowercased())
+            let planner = EventPlanner(
+                runID: runID, signer: AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))),
+                bundleID: bundleId, appleEvery: appleEvery, redeliverEvery: redeliverEvery)
+            let stream = TrafficStream(
+                planner: planner, sender: RetryingSender(client: client, baseURL: url, stripeSecret: secret),
+                senders: senders, rate: rate, pacedSeconds: seconds, burstSeconds: burstSeconds, giveUpSeconds: giveUpSeconds)
+            if let startedFile { _ = FileManager.default.createFile(atPath: startedFile, contents: nil) }
+            say("streaming for \(seconds) s at \(rate) events/s, then \(burstSeconds) s unpaced (run \(runID))")
+            let sent = await stream.run()
+            say("stream ended: \(sent.count) events; checking their effects")
+            let settlement = await Settlement(
+                checker: EffectChecker(client: client, baseURL: url, apiKey: apiKey), forwards: forwards, seconds: settleSeconds
+            ).run(sent.filter { $0.outcome == .acknowledged }.map(\.event))
+            try await client.shutdown()
+            return EndToEndReport(
+                sent: sent, settlement: settlement, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
+                pacedSeconds: seconds, burstSeconds: burstSeconds)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+}

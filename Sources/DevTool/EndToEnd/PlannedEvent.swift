@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+
+/// One event the end-to-end run sends, with the effect it must have: a user of its own, so the
+/// read API shows exactly one transaction for it once applied, however often it was delivered.
+struct PlannedEvent: Sendable {
+    enum Provider: String, Sendable { case stripe, apple }
+
+    let provider: Provider
+    /// The `user_id` the read API knows the buyer by.
+    let user: String
+    let productID: String
+    /// Apple only: what the downstream sink must receive at least once.
+    let notificationUUID: String?
+    /// The request path on ingest.
+    let path: String
+    /// Stripe: the event body, signed afresh on each attempt as Stripe does; Apple: the whole body.
+    let body: Data
+    /// Sent a second time once acknowledged, as Stripe and Apple redeliver.
+    let redeliver: Bool
+}
+
+/// Makes the run's events: a share of Apple notifications, the rest Stripe payments.
+struct EventPlanner: Sendable {
+    let runID: String
+    let signer: AppleJWSSigner
+    let bundleID: String
+    /// One in `appleEvery` events is an Apple notification.
+    let appleEvery: Int
+    /// One in `redeliverEvery` events is sent twice.
+    let redeliverEvery: Int
+
+    func event(_ index: Int) throws -> PlannedEvent {
+        let redeliver = redeliverEvery > 0 && index % redeliverEvery == redeliverEvery - 1
+        if appleEvery > 0 && index % appleEvery == 0 {
+            let token = UUID().uuidString.lowercased()
+            let uuid = UUID().uuidString.lowercased()
+            let transactionID = "\(Int.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))"
+            let transaction = SampleAppleTransaction(transactionId: transactionID, bundleId: bundleID, appAccountToken: token)
+            let body = try signer.notificationBody(
+                type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: uuid, transaction: transaction,
+                renewal: SampleAppleRenewalInfo(originalTransactionId: transactionID))
+            return PlannedEvent(
+                provider: .apple, user: token, productID: transaction.productId, notificationUUID: uuid,
+                path: "/v1/webhooks/appstore-notifications?sandbox=true", body: body, redeliver: redeliver)
+        }
+        let user = "e2e_\(runID)_\(index)"
+        let body = try SampleStripeEvents.event(
+            id: "evt_e2e_\(runID)_\(index)", type: "payment_intent.succeeded",
+            object: SampleStripeEvents.paymentIntent(id: "pi_e2e_\(runID)_\(index)", userID: user, productID: "pro.lifetime"))
+        return PlannedEvent(
+            provider: .stripe, user: user, productID: "pro.lifetime", notificationUUID: nil,
+            path: "/v1/webhooks/stripe", body: body, redeliver: redeliver)
+    }
+}

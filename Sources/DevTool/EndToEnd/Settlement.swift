@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// Waits until every acknowledged event is applied (read API) and every acknowledged Apple
+/// notification forwarded (sink), or the deadline passes; classifies each event.
+struct Settlement: Sendable {
+    struct Result: Sendable {
+        var applied = 0
+        var duplicated: [String] = []
+        var inconsistent: [String] = []
+        /// Acknowledged, never applied: lost.
+        var notApplied: [String] = []
+        /// Acknowledged Apple notifications the sink never received.
+        var notForwarded: [String] = []
+    }
+
+    let checker: EffectChecker
+    let forwards: ForwardCounter
+    let seconds: Double
+    /// Read API requests in flight.
+    let concurrency = 16
+
+    func run(_ acknowledged: [PlannedEvent]) async -> Result {
+        var result = Result()
+        var unapplied = acknowledged
+        var unforwarded = acknowledged.compactMap(\.notificationUUID)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var lastReport = ContinuousClock.now
+        while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty) {
+            let effects = await check(unapplied)
+            unapplied = []
+            for (event, effect) in effects {
+                switch effect {
+                case .applied: result.applied += 1
+                case .duplicated(let count): result.duplicated.append("\(event.user): \(count) transactions")
+                case .inconsistent(let why): result.inconsistent.append(why)
+                case .pending, nil: unapplied.append(event)
+                }
+            }
+            let received = forwards.received
+            unforwarded.removeAll { received[$0, default: 0] > 0 }
+            if lastReport.duration(to: .now) > .seconds(5) {
+                say("  waiting: \(unapplied.count) not applied yet, \(unforwarded.count) not forwarded yet")
+                lastReport = .now
+            }
+            if !(unapplied.isEmpty && unforwarded.isEmpty) { try? await Task.sleep(for: .seconds(1)) }
+        }
+        result.notApplied = unapplied.map { "\($0.provider.rawValue) event for \($0.user)" }
+        result.notForwarded = unforwarded
+        // Once more over everything: an event applied again after it was first seen shows here.
+        let confirmed = Set(result.duplicated.map { String($0.prefix { $0 != ":" }) })
+        for case (let event, .duplicated(let count)?) in await check(acknowledged) where !confirmed.contains(event.user) {
+            result.duplicated.append("\(event.user): \(count) transactions")
+        }
+        return result
+    }
+
+    /// The effect of each event; `nil` where the read API could not be asked (checked again later).
+    private func check(_ events: [PlannedEvent]) async -> [(PlannedEvent, EffectChecker.Effect?)] {
+        await withTaskGroup(of: (PlannedEvent, EffectChecker.Effect?).self) { group in
+            var results: [(PlannedEvent, EffectChecker.Effect?)] = []
+            var iterator = events.makeIterator()
+            func addNext() -> Bool {
+                guard let event = iterator.next() else { return false }
+                group.addTask { (event, try? await checker.effect(of: event)) }
+                return true
+            }
+            for _ in 0..<concurrency where addNext() {}
+            while let result = await group.next() {
+                results.append(result)
+                _ = addNext()
+            }
+            return results
+        }
+    }
+}

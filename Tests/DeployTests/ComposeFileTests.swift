@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+/// `deploy/compose.yaml`, `deploy/env.example` and `deploy/nginx.conf`, parsed and checked
+/// against each other (no Docker engine runs here; scripts/e2e runs nginx with this config).
+struct ComposeFileTests {
+    let compose: [String: Any]
+    let services: [String: [String: Any]]
+
+    init() throws {
+        compose = try DeployFiles.yaml("deploy/compose.yaml")
+        services = try #require(compose["services"] as? [String: [String: Any]])
+    }
+
+    /// Services running the Sluice image.
+    var sluiceServices: [String: [String: Any]] { services.filter { $0.value["build"] != nil } }
+
+    @Test func servicesFormTheDocumentedShape() throws {
+        #expect(Set(services.keys) == ["postgres", "migrate", "ingest-1", "ingest-2", "worker", "nginx"])
+        #expect(Set(sluiceServices.keys) == ["migrate", "ingest-1", "ingest-2", "worker"])
+        for (name, service) in sluiceServices {
+            #expect(try value(service, "build", "dockerfile") as? String == "deploy/Dockerfile", "\(name)")
+            #expect(FileManager.default.fileExists(atPath: DeployFiles.url("deploy/Dockerfile").path))
+        }
+        #expect(try value(services, "migrate", "command") as? [String] == ["worker", "migrate"])
+        #expect(try value(services, "worker", "command") as? [String] == ["worker", "run"])
+        #expect(try value(services, "worker", "deploy", "replicas") as? Int == 2)
+        #expect(try value(services, "ingest-1", "command") as? [String] == ["ingest"])
+        #expect(try value(services, "migrate", "restart") as? String == "no")
+    }
+
+    @Test func dependenciesExistAndOrderTheStart() throws {
+        for (name, service) in services {
+            for dependency in (service["depends_on"] as? [String: Any] ?? [:]).keys {
+                #expect(services[dependency] != nil, "\(name) depends on a service that does not exist: \(dependency)")
+            }
+        }
+        #expect(try value(services, "migrate", "depends_on", "postgres", "condition") as? String == "service_healthy")
+        for name in ["ingest-1", "ingest-2", "worker"] {
+            #expect(try value(services, name, "depends_on", "migrate", "condition") as? String == "service_completed_successfully")
+        }
+        for name in ["ingest-1", "ingest-2"] {
+            #expect(try value(services, "nginx", "depends_on", name, "condition") as? String == "service_healthy")
+            #expect(try value(services, name, "healthcheck", "test") as? [String] != nil)
+        }
+    }
+
+    @Test func workersGetLongerThanTheirDrainToStop() throws {
+        let grace = try #require(try value(services, "worker", "stop_grace_period") as? String)
+        let seconds = try #require(Int(grace.dropLast()), "stop_grace_period \(grace)")
+        // The worker drains for max(LEASE_SECONDS, 30) s, LEASE_SECONDS defaulting to 60.
+        #expect(grace.hasSuffix("s") && seconds > 60)
+    }
+
+    /// Every variable the file needs is in env.example, and every variable handed to Sluice is one
+    /// the README documents (a misspelt name would be silently ignored).
+    @Test func variablesHaveAnExampleAndAreDocumented() throws {
+        let text = try DeployFiles.text("deploy/compose.yaml")
+        // `${NAME}` and `${NAME:?why}` must be set; `${NAME:-default}` need not.
+        let required = Set(text.matches(of: #/\$\{([A-Z_][A-Z0-9_]*)(:?-)?/#).filter { $0.output.2 == nil }.map { String($0.output.1) })
+        let example = Set(try DeployFiles.text("deploy/env.example").split(separator: "\n")
+            .filter { !$0.hasPrefix("#") && $0.contains("=") }
+            .map { String($0.prefix { $0 != "=" }) })
+        #expect(required.isSubset(of: example), "missing from env.example: \(required.subtracting(example).sorted())")
+
+        let documented = try DeployFiles.documentedVariables()
+        #expect(documented.contains("DATABASE_URL") && documented.contains("STRIPE_WEBHOOK_SECRETS"))
+        for (name, service) in sluiceServices {
+            let environment = try #require(service["environment"] as? [String: Any], "\(name) has no environment")
+            let unknown = Set(environment.keys).subtracting(documented)
+            #expect(unknown.isEmpty, "\(name) sets variables the README does not know: \(unknown.sorted())")
+        }
+    }
+
+    /// Each container sees only its own secrets.
+    @Test func secretsGoOnlyWhereTheyAreUsed() throws {
+        let ingest = try #require(try value(services, "ingest-1", "environment") as? [String: Any])
+        let worker = try #require(try value(services, "worker", "environment") as? [String: Any])
+        let postgres = try #require(try value(services, "postgres", "environment") as? [String: Any])
+        #expect(ingest["STRIPE_WEBHOOK_SECRETS"] != nil && ingest["API_KEYS"] != nil && ingest["FORWARD_SECRET"] == nil)
+        #expect(worker["FORWARD_SECRET"] != nil && worker["STRIPE_WEBHOOK_SECRETS"] == nil && worker["API_KEYS"] == nil)
+        #expect(postgres.keys.allSatisfy { $0.hasPrefix("POSTGRES_") })
+        #expect(compose.description.contains("whsec_") == false, "a secret value is written in compose.yaml")
+    }
+
+    @Test func nginxBalancesBothIngestReplicasAndNeverResendsAPost() throws {
+        let volumes = try #require(try value(services, "nginx", "volumes") as? [String])
+        #expect(volumes.contains("./nginx.conf:/etc/nginx/nginx.conf:ro"))
+        let nginx = try DeployFiles.text("deploy/nginx.conf")
+        let directives = nginx.split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        let upstreams = directives.filter { $0.hasPrefix("server ") && !$0.hasSuffix("{") }.map { $0.split(separator: " ")[1] }
+        #expect(upstreams == ["ingest-1:8080", "ingest-2:8080"])
+        #expect(directives.contains { $0.hasPrefix("server ingest-1:8080") && $0.contains("max_fails=") && $0.contains("fail_timeout=") })
+        let nextUpstream = try #require(directives.first { $0.hasPrefix("proxy_next_upstream ") })
+        #expect(nextUpstream == "proxy_next_upstream error;", "retries beyond connection errors: \(nextUpstream)")
+        #expect(!directives.contains { $0.contains("non_idempotent") })
+        // ingest's MAX_BODY_BYTES default is 1 MiB; nginx must not cut bodies shorter.
+        #expect(directives.contains("client_max_body_size 1m;"))
+    }
+}

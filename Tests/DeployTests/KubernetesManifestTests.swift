@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+/// `deploy/k8s/`: every manifest parses, and the probes, shutdown timings and selectors agree.
+struct KubernetesManifestTests {
+    let objects: [[String: Any]]
+
+    init() throws {
+        let kustomization = try DeployFiles.yaml("deploy/k8s/kustomization.yaml")
+        let resources = try #require(kustomization["resources"] as? [String])
+        objects = try resources.flatMap { try DeployFiles.yamlDocuments("deploy/k8s/\($0)") }
+            + (try DeployFiles.yamlDocuments("deploy/k8s/secret.example.yaml"))
+    }
+
+    func object(_ kind: String, _ name: String) throws -> [String: Any] {
+        try #require(objects.first { $0["kind"] as? String == kind && (try? value($0, "metadata", "name")) as? String == name },
+                     "no \(kind) \(name)")
+    }
+
+    func container(of deployment: String) throws -> [String: Any] {
+        let containers = try #require(try value(try object("Deployment", deployment), "spec", "template", "spec", "containers") as? [[String: Any]])
+        return try #require(containers.first)
+    }
+
+    @Test func everyObjectIsWellFormed() throws {
+        #expect(objects.count == 7)
+        for object in objects {
+            #expect(object["apiVersion"] is String && object["kind"] is String)
+            #expect(try value(object, "metadata", "name") is String)
+        }
+    }
+
+    @Test func probesUseTheRoutesBothProcessesServe() throws {
+        for (deployment, port) in [("sluice-ingest", "http"), ("sluice-worker", "metrics")] {
+            let container = try container(of: deployment)
+            #expect(try value(container, "readinessProbe", "httpGet", "path") as? String == "/readyz")
+            #expect(try value(container, "livenessProbe", "httpGet", "path") as? String == "/healthz")
+            #expect(try value(container, "livenessProbe", "httpGet", "port") as? String == port)
+            #expect(try value(container, "resources", "requests", "memory") is String)
+            #expect(try value(container, "resources", "limits", "memory") is String)
+            #expect(try value(container, "envFrom") is [Any])
+        }
+    }
+
+    @Test func shutdownOutlastsDrainingAndIngestLeavesTheLoadBalancerFirst() throws {
+        let worker = try object("Deployment", "sluice-worker")
+        let workerGrace = try #require(try value(worker, "spec", "template", "spec", "terminationGracePeriodSeconds") as? Int)
+        let env = try #require(try container(of: "sluice-worker")["env"] as? [[String: Any]])
+        let lease = Int(env.first { $0["name"] as? String == "LEASE_SECONDS" }?["value"] as? String ?? "60") ?? 60
+        #expect(workerGrace > max(lease, 30), "the worker drains for max(LEASE_SECONDS, 30) s")
+
+        let ingest = try object("Deployment", "sluice-ingest")
+        let preStop = try #require(try value(try container(of: "sluice-ingest"), "lifecycle", "preStop", "exec", "command") as? [String])
+        let pause = try #require(Int(preStop.last ?? ""))
+        #expect(preStop.first == "sleep" && pause >= 5)
+        let ingestGrace = try #require(try value(ingest, "spec", "template", "spec", "terminationGracePeriodSeconds") as? Int)
+        #expect(ingestGrace > pause + 5, "preStop, then in-flight stores (5 s at most)")
+    }
+
+    @Test func selectorsMatchTheirPods() throws {
+        for name in ["sluice-ingest", "sluice-worker"] {
+            let labels = try #require(try value(try object("Deployment", name), "spec", "template", "metadata", "labels") as? [String: String])
+            let selector = try #require(try value(try object("PodDisruptionBudget", name), "spec", "selector", "matchLabels") as? [String: String])
+            #expect(selector.allSatisfy { labels[$0.key] == $0.value })
+        }
+        let service = try #require(try value(try object("Service", "sluice-ingest"), "spec", "selector") as? [String: String])
+        #expect(service == ["app.kubernetes.io/name": "sluice-ingest"])
+        let job = try #require(try value(try object("Job", "sluice-migrate"), "spec", "template", "spec", "containers") as? [[String: Any]])
+        #expect(job.first?["args"] as? [String] == ["worker", "migrate"])
+    }
+}
