@@ -33,6 +33,27 @@ final class CountingHandler: JobHandler {
     }
 }
 
+/// Hangs on a job's first attempt, ignoring cancellation, until `release()`; then tries to write
+/// its effect anyway. Later attempts write theirs at once.
+final class HangingHandler: JobHandler {
+    private let hung = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        if job.attempt == 1 {
+            await withCheckedContinuation { continuation in hung.withLock { $0 = continuation } }
+        }
+        _ = try await completion.commit { connection in
+            try await connection.query("INSERT INTO effects (job_id) VALUES (\(job.id))", logger: TestDatabase.logger)
+        }
+    }
+
+    var isHanging: Bool { hung.withLock { $0 != nil } }
+
+    func release() {
+        hung.withLock { $0?.resume(); $0 = nil }
+    }
+}
+
 @Suite(.timeLimit(.minutes(3)))
 struct WorkerPoolTests {
     static let logger = TestDatabase.logger
@@ -141,6 +162,27 @@ struct WorkerPoolTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while try await !condition(), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// A hung attempt (a query that never returns) is abandoned after the time limit: the job runs
+    /// again and takes effect once; the abandoned attempt, released later, cannot write.
+    @Test func aHungAttemptIsAbandonedAndTheJobRunsAgainOnce() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger))
+            let handler = HangingHandler()
+            let pool = WorkerPool(
+                queue: JobQueue(client: db.client, name: .events, configuration: .init(leaseSeconds: 1), logger: Self.logger),
+                handlers: ["stripe": handler],
+                configuration: .init(concurrency: 2, rescueInterval: .milliseconds(200), attemptTimeLimit: .milliseconds(500)),
+                logger: Self.logger)
+            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 1 }
+            #expect(handler.isHanging)
+            #expect(try await db.scalar("SELECT attempts FROM events") == 2)
+            handler.release()
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await db.scalar("SELECT count(*) FROM effects") == 1)
         }
     }
 }

@@ -16,14 +16,18 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "Base URL of ingest (or of the load balancer in front of it).") var url = "http://127.0.0.1:8080"
     @Option(help: "Port of the downstream sink on 127.0.0.1 (FORWARD_TARGETS points at it).") var sinkPort: Int
     @Option(help: "Path of the downstream sink.") var sinkPath = "/hooks/apple"
+    @Option(help: "Also send each event, at the same moment, to this base URL (repeat for several replicas).")
+    var copyTo: [String] = []
     @Option(help: "Concurrent senders.") var senders = 8
     @Option(help: "Events per second offered during the paced phase.") var rate: Double = 100
     @Option(help: "Seconds of paced traffic.") var seconds: Double = 30
     @Option(help: "Seconds of unpaced traffic after it.") var burstSeconds: Double = 5
+    @Option(help: "Stop after this many events.") var count: Int?
     @Option(help: "Seconds an event keeps being retried after the stream ends.") var giveUpSeconds: Double = 60
     @Option(help: "Seconds to wait for everything acknowledged to be applied and forwarded.") var settleSeconds: Double = 120
     @Option(help: "One event in N is an Apple notification.") var appleEvery = 3
     @Option(help: "One event in N is delivered twice.") var redeliverEvery = 10
+    @Option(help: "Poison events among the others (spread over the first 100): stored, never applicable.") var poison = 0
     @Option(help: "The Stripe endpoint secret.") var secret = "whsec_dev_secret"
     @Option(help: "An API key of the read API.") var apiKey = "dev_api_key"
     @Option(help: "The development PKI folder (from `sluice-dev pki`).") var pki = ".dev/pki"
@@ -48,32 +52,39 @@ struct EndToEndCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         say(report.text)
+        say("summary " + report.summary)
         if !report.passed { throw ExitCode.failure }
     }
 
     private func exercise(forwards: ForwardCounter) async throws -> EndToEndReport {
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(10)))
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = senders + 16
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = senders * (1 + copyTo.count) + 16
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let runID = String(UUID().uuidString.prefix(8).lowercased())
             let planner = EventPlanner(
                 runID: runID, signer: AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))),
-                bundleID: bundleId, appleEvery: appleEvery, redeliverEvery: redeliverEvery)
+                bundleID: bundleId, appleEvery: appleEvery, redeliverEvery: redeliverEvery,
+                poisonIndexes: Set((0..<poison).map { 1 + $0 * 100 / max(poison, 1) }))
             let stream = TrafficStream(
-                planner: planner, sender: RetryingSender(client: client, baseURL: url, stripeSecret: secret),
-                senders: senders, rate: rate, pacedSeconds: seconds, burstSeconds: burstSeconds, giveUpSeconds: giveUpSeconds)
+                planner: planner,
+                destinations: ([url] + copyTo).map { RetryingSender(client: client, baseURL: $0, stripeSecret: secret) },
+                clients: senders, rate: rate, pacedSeconds: seconds, burstSeconds: burstSeconds, giveUpSeconds: giveUpSeconds,
+                maximumEvents: count)
             if let startedFile { _ = FileManager.default.createFile(atPath: startedFile, contents: nil) }
             say("streaming for \(seconds) s at \(rate) events/s, then \(burstSeconds) s unpaced (run \(runID))")
+            let streamStart = ContinuousClock.now
             let sent = await stream.run()
+            let streamDuration = streamStart.duration(to: .now)
             say("stream ended: \(sent.count) events; checking their effects")
             let settlement = await Settlement(
                 checker: EffectChecker(client: client, baseURL: url, apiKey: apiKey), forwards: forwards, seconds: settleSeconds
-            ).run(sent.filter { $0.outcome == .acknowledged }.map(\.event))
+            ).run(sent.filter { $0.outcome == .acknowledged && !$0.event.poison }.map(\.event))
             try await client.shutdown()
             return EndToEndReport(
                 sent: sent, settlement: settlement, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
-                pacedSeconds: seconds, burstSeconds: burstSeconds)
+                pacedSeconds: seconds,
+                streamSeconds: Double(streamDuration.components.seconds) + Double(streamDuration.components.attoseconds) / 1e18)
         } catch {
             try? await client.shutdown()
             throw error

@@ -8,15 +8,29 @@ struct EndToEndReport {
     let forwards: [String: Int]
     let unreadableForwards: Int
     let pacedSeconds: Double
-    let burstSeconds: Double
+    /// How long the stream took, until its last event was acknowledged or given up.
+    let streamSeconds: Double
 
-    private var acknowledged: [SentEvent] { sent.filter { $0.outcome == .acknowledged } }
+    private var acknowledged: [SentEvent] { sent.filter { $0.outcome == .acknowledged && !$0.event.poison } }
+    private var poison: [SentEvent] { sent.filter(\.event.poison) }
     private var rejected: [SentEvent] { sent.filter { if case .rejected = $0.outcome { true } else { false } } }
     private var gaveUp: [SentEvent] { sent.filter { if case .gaveUp = $0.outcome { true } else { false } } }
 
     var passed: Bool {
         rejected.isEmpty && gaveUp.isEmpty && settlement.notApplied.isEmpty && settlement.duplicated.isEmpty
             && settlement.inconsistent.isEmpty && settlement.notForwarded.isEmpty && unreadableForwards == 0
+    }
+
+    /// One line of `name=value` figures, for a script's table of several runs.
+    var summary: String {
+        let appleAcknowledged = acknowledged.filter { $0.event.provider == .apple }.count
+        return [
+            "sent=\(sent.count)", "acknowledged=\(acknowledged.count)", "applied=\(settlement.applied)",
+            "forwarded=\(appleAcknowledged - settlement.notForwarded.count)/\(appleAcknowledged)",
+            "lost=\(settlement.notApplied.count + settlement.notForwarded.count)", "double_applied=\(settlement.duplicated.count)",
+            "rejected=\(rejected.count)", "unacknowledged=\(gaveUp.count)", "poison=\(poison.count)",
+            "result=\(passed ? "PASS" : "FAIL")",
+        ].joined(separator: " ")
     }
 
     var text: String {
@@ -28,15 +42,18 @@ struct EndToEndReport {
         let pacedAcks = acknowledged.filter { !$0.inBurst }.count
         let burstAcks = acknowledged.count - pacedAcks
         var lines = [
-            "sent            \(sent.count) events (\(sent.count - apple.count) Stripe, \(apple.count) Apple), \(sent.filter(\.event.redeliver).count) of them delivered twice",
+            "sent            \(sent.count) events (\(sent.count - apple.count) Stripe, \(apple.count) Apple), \(sent.filter(\.event.redeliver).count) of them delivered twice"
+                + (poison.isEmpty ? "" : ", \(poison.count) poison (\(poison.filter { $0.outcome == .acknowledged }.count) acknowledged)"),
             "acknowledged    \(acknowledged.count)  (rejected \(rejected.count), never acknowledged \(gaveUp.count), retried attempts \(sent.map(\.retries).reduce(0, +)))",
-            "applied         \(settlement.applied)",
+            String(format: "applied         %d (all applied and forwarded %.1f s after the stream ended)", settlement.applied, settlement.seconds),
             "forwarded       \(appleAcknowledged.count - settlement.notForwarded.count) of \(appleAcknowledged.count) Apple notifications (\(forwardedMoreThanOnce) more than once, allowed: at least once)",
             "lost            \(settlement.notApplied.count + settlement.notForwarded.count)",
-            "duplicated      \(settlement.duplicated.count)",
+            "duplicated      \(settlement.duplicated.count) (effects applied twice)",
             "inconsistent    \(settlement.inconsistent.count)",
-            String(format: "throughput      %.0f events/s paced (offered), %.0f events/s unpaced burst through the load balancer",
-                   Double(pacedAcks) / max(pacedSeconds, 0.001), Double(burstAcks) / max(burstSeconds, 0.001)),
+            String(format: "throughput      %.0f events/s through the load balancer over the %.1f s stream (paced part %.0f/s, unpaced part %.0f/s)",
+                   Double(acknowledged.count) / max(streamSeconds, 0.001), streamSeconds,
+                   pacedSeconds > 0 ? Double(pacedAcks) / pacedSeconds : 0,
+                   streamSeconds > pacedSeconds + 1 ? Double(burstAcks) / (streamSeconds - pacedSeconds) : 0),
             String(format: "ack latency     p50 %.1f ms, p99 %.1f ms, max %.1f ms (retries included)", percentile(0.5), percentile(0.99), latencies.last ?? 0),
         ]
         func examples(_ title: String, _ items: [String]) {

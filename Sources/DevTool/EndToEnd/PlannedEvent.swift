@@ -19,6 +19,9 @@ struct PlannedEvent: Sendable {
     let body: Data
     /// Sent a second time once acknowledged, as Stripe and Apple redeliver.
     let redeliver: Bool
+    /// Verifies and is stored, but names no user, so applying it fails every time: it must end
+    /// dead-lettered after `MAX_ATTEMPTS` without holding up the others.
+    var poison = false
 }
 
 /// Makes the run's events: a share of Apple notifications, the rest Stripe payments.
@@ -30,8 +33,11 @@ struct EventPlanner: Sendable {
     let appleEvery: Int
     /// One in `redeliverEvery` events is sent twice.
     let redeliverEvery: Int
+    /// Indexes of poison events.
+    var poisonIndexes: Set<Int> = []
 
     func event(_ index: Int) throws -> PlannedEvent {
+        if poisonIndexes.contains(index) { return try poison(index) }
         let redeliver = redeliverEvery > 0 && index % redeliverEvery == redeliverEvery - 1
         if appleEvery > 0 && index % appleEvery == 0 {
             let token = UUID().uuidString.lowercased()
@@ -52,5 +58,16 @@ struct EventPlanner: Sendable {
         return PlannedEvent(
             provider: .stripe, user: user, productID: "pro.lifetime", notificationUUID: nil,
             path: "/v1/webhooks/stripe", body: body, redeliver: redeliver)
+    }
+
+    /// A `payment_intent.succeeded` without `metadata.user_id` for a customer nobody knows.
+    private func poison(_ index: Int) throws -> PlannedEvent {
+        let body = try SampleStripeEvents.event(
+            id: "evt_poison_\(runID)_\(index)", type: "payment_intent.succeeded",
+            object: SampleStripeEvents.paymentIntent(
+                id: "pi_poison_\(runID)_\(index)", userID: nil, customer: "cus_unknown_\(runID)_\(index)"))
+        return PlannedEvent(
+            provider: .stripe, user: "poison_\(runID)_\(index)", productID: "pro.lifetime", notificationUUID: nil,
+            path: "/v1/webhooks/stripe", body: body, redeliver: false, poison: true)
     }
 }

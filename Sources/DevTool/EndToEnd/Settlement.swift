@@ -12,6 +12,8 @@ struct Settlement: Sendable {
         var notApplied: [String] = []
         /// Acknowledged Apple notifications the sink never received.
         var notForwarded: [String] = []
+        /// From the end of the stream until everything was applied and forwarded (or the deadline).
+        var seconds: Double = 0
     }
 
     let checker: EffectChecker
@@ -24,7 +26,8 @@ struct Settlement: Sendable {
         var result = Result()
         var unapplied = acknowledged
         var unforwarded = acknowledged.compactMap(\.notificationUUID)
-        let deadline = ContinuousClock.now + .seconds(seconds)
+        let started = ContinuousClock.now
+        let deadline = started + .seconds(seconds)
         var lastReport = ContinuousClock.now
         while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty) {
             let effects = await check(unapplied)
@@ -45,6 +48,8 @@ struct Settlement: Sendable {
             }
             if !(unapplied.isEmpty && unforwarded.isEmpty) { try? await Task.sleep(for: .seconds(1)) }
         }
+        let elapsed = started.duration(to: .now)
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         result.notApplied = unapplied.map { "\($0.provider.rawValue) event for \($0.user)" }
         result.notForwarded = unforwarded
         // Once more over everything: an event applied again after it was first seen shows here.

@@ -14,18 +14,22 @@ struct SentEvent: Sendable {
     let inBurst: Bool
 }
 
-/// Sends events from `senders` concurrent clients: first paced at `rate` per second for
+/// Sends events from `clients` concurrent clients: first paced at `rate` per second for
 /// `pacedSeconds` (a fraction of the capacity, while processes are restarted), then as fast as the
 /// clients go for `burstSeconds` (the throughput through the load balancer).
 struct TrafficStream: Sendable {
     let planner: EventPlanner
-    let sender: RetryingSender
-    let senders: Int
+    /// Where each event goes, all at once: the first is the load balancer; more are replicas
+    /// that get a copy at the same moment (the same event arriving several times concurrently).
+    let destinations: [RetryingSender]
+    let clients: Int
     let rate: Double
     let pacedSeconds: Double
     let burstSeconds: Double
     /// How long an event may keep being retried after the stream ends.
     let giveUpSeconds: Double
+    /// Stop after this many events, if set.
+    var maximumEvents: Int? = nil
 
     func run() async -> [SentEvent] {
         let next = EventCounter()
@@ -34,11 +38,12 @@ struct TrafficStream: Sendable {
         let burstEnd = pacedEnd + .seconds(burstSeconds)
         let giveUp = burstEnd + .seconds(giveUpSeconds)
         return await withTaskGroup(of: [SentEvent].self) { group in
-            for _ in 0..<senders {
+            for _ in 0..<clients {
                 group.addTask {
                     var sent: [SentEvent] = []
                     while true {
                         let index = next.take()
+                        if let maximumEvents, index >= maximumEvents { break }
                         let scheduled = start + .seconds(Double(index) / rate)
                         let inBurst = scheduled >= pacedEnd
                         if !inBurst {
@@ -58,15 +63,28 @@ struct TrafficStream: Sendable {
 
     private func send(_ event: PlannedEvent, inBurst: Bool, until giveUp: ContinuousClock.Instant) async -> SentEvent {
         let began = ContinuousClock.now
-        var (outcome, retries) = await sender.deliver(event, until: giveUp)
+        var (outcome, retries) = await deliverEverywhere(event, until: giveUp)
         let elapsed = began.duration(to: .now)
         if outcome == .acknowledged && event.redeliver {
-            let again = await sender.deliver(event, until: giveUp)
+            let again = await destinations[0].deliver(event, until: giveUp)
             outcome = again.0
             retries += again.retries
         }
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         return SentEvent(event: event, outcome: outcome, retries: retries, ackMilliseconds: milliseconds, inBurst: inBurst)
+    }
+
+    /// Acknowledged only when every destination acknowledged its copy.
+    private func deliverEverywhere(_ event: PlannedEvent, until giveUp: ContinuousClock.Instant) async -> (RetryingSender.Outcome, retries: Int) {
+        guard destinations.count > 1 else { return await destinations[0].deliver(event, until: giveUp) }
+        return await withTaskGroup(of: (RetryingSender.Outcome, retries: Int).self) { group in
+            for destination in destinations {
+                group.addTask { await destination.deliver(event, until: giveUp) }
+            }
+            return await group.reduce((.acknowledged, 0)) { worst, copy in
+                (worst.0 == .acknowledged ? copy.0 : worst.0, worst.1 + copy.1)
+            }
+        }
     }
 }
 

@@ -53,15 +53,18 @@ struct RunCommand: AsyncParsableCommand {
         let forwarder = ForwardHandler(
             http: http, signer: settings.forwardSigner, timeout: settings.forwardTimeout,
             maxRetryAfterSeconds: settings.queue.retry.maxSeconds, metrics: metrics, logger: logger)
+        // Longer than any healthy attempt: the lease, 30 s, or a forward's timeout with a margin.
+        let attemptTimeLimit = max(.seconds(max(settings.queue.leaseSeconds, 30)), settings.forwardTimeout + .seconds(10))
+        let poolConfiguration = WorkerPool.Configuration(concurrency: settings.concurrency, attemptTimeLimit: attemptTimeLimit)
         let deliveries = WorkerPool(
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
-            configuration: .init(concurrency: settings.concurrency), metrics: metrics, logger: logger)
+            configuration: poolConfiguration, metrics: metrics, logger: logger)
         let outbox = ForwardOutbox(targets: settings.forwardTargets, onCreated: { deliveries.wake() })
         let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
             handlers: EventHandlers.all(logger: logger, outbox: outbox),
-            configuration: .init(concurrency: settings.concurrency), metrics: metrics, logger: logger)
+            configuration: poolConfiguration, metrics: metrics, logger: logger)
         return (events, deliveries)
     }
 

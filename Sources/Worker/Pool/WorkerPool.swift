@@ -28,6 +28,8 @@ final class WorkerPool: Service, CustomStringConvertible {
         var rescueInterval: Duration = .seconds(5)
         /// This process's name in `locked_by`.
         var owner: String = WorkerPool.defaultOwner()
+        /// How long one attempt may run before it is abandoned (see `executeWithinLimit`).
+        var attemptTimeLimit: Duration = .seconds(60)
     }
 
     let queue: JobQueue
@@ -101,7 +103,7 @@ final class WorkerPool: Service, CustomStringConvertible {
                 for job in claimed {
                     running.withLock { _ = $0.insert(job.id) }
                     jobs.addTask {
-                        await self.execute(job)
+                        await self.executeWithinLimit(job)
                         self.running.withLock { _ = $0.remove(job.id) }
                         self.wakeup.signal()
                     }
@@ -110,6 +112,22 @@ final class WorkerPool: Service, CustomStringConvertible {
                     await wakeup.wait(timeout: configuration.pollInterval)
                 }
             }
+        }
+    }
+
+    /// An attempt that hangs must not keep its slot and its lease for ever (seen for real: after
+    /// `pg_ctl restart -m immediate`, a few queries never returned and their jobs stayed `running`,
+    /// their leases extended by this process). After `attemptTimeLimit` the attempt is abandoned:
+    /// its lease is no longer extended, so it expires and the rescuer returns the job for another
+    /// attempt. Should the abandoned one finish after all, its writes fail the lease check.
+    private func executeWithinLimit(_ job: ClaimedJob) async {
+        do {
+            try await withTimeout(configuration.attemptTimeLimit) { await self.execute(job) }
+        } catch {
+            metrics?.countAttempt(queue.name, .leaseLost, duration: configuration.attemptTimeLimit)
+            logger.error(
+                "attempt abandoned after its time limit; the job returns to the queue when its lease expires",
+                metadata: ["job_id": "\(job.id)", "queue": "\(job.queue)", "attempt": "\(job.attempt)", "limit": "\(configuration.attemptTimeLimit)"])
         }
     }
 

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: Apache-2.0
+# The deployment shape on loopback, for scripts/e2e and scripts/chaos: a throwaway PostgreSQL,
+# two `ingest` replicas behind nginx (deploy/nginx.conf as shipped), two `worker` processes, and
+# `sluice-dev e2e` as the senders, the downstream sink and the checker. Source it, then:
+#   cluster_prepare; cluster_start; … start_ingest 1, start_worker 2, drive ARGS … ; cluster_stop
+# Needs scripts/postgres.sh sourced first.
+
+# Installs nginx and curl if missing and builds the three binaries once; sets $bin.
+cluster_prepare() {
+    pg_ensure_installed
+    if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+        echo "installing nginx (apt-get)…" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends nginx >/dev/null
+    fi
+    NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+    command -v curl >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq curl >/dev/null; }
+
+    local configuration=${E2E_CONFIGURATION:-debug} log
+    BUILD=(swift build -c "$configuration")
+    [ "$configuration" = release ] && BUILD+=(--scratch-path .build-release)
+    echo "==> building ($configuration; reuses an earlier build)"
+    log=$(mktemp)
+    for product in ingest worker sluice-dev; do
+        "${BUILD[@]}" --product "$product" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; return 1; }
+    done
+    rm -f "$log"
+    bin=$("${BUILD[@]}" --show-bin-path)
+}
+
+# Starts everything on fresh ports with fresh secrets; worker settings may be overridden by the
+# caller's environment (MAX_ATTEMPTS, LEASE_SECONDS, …) before calling.
+cluster_start() {
+    WORK=$(mktemp -d /tmp/sluice-cluster.XXXXXX)
+    PGDIR=$(mktemp -d /tmp/sluice-cluster-pg.XXXXXX)  # apart: PostgreSQL runs as another user
+    declare -gA PIDS=()
+    pg_start "$PGDIR"
+    "$bin/sluice-dev" pki --out "$WORK/pki" >/dev/null
+    "$bin/worker" migrate --directory sql >"$WORK/migrate.log" 2>&1
+
+    STRIPE_SECRET="whsec_e2e_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    API_KEY="e2e_key_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    INGEST_PORTS=("$(pg_free_port)" "$(pg_free_port)")
+    METRICS_PORTS=("$(pg_free_port)" "$(pg_free_port)")
+    LB_PORT=$(pg_free_port)
+    SINK_PORT=$(pg_free_port)
+    export LOG_FORMAT=json LOG_LEVEL=${E2E_LOG_LEVEL:-notice}
+    export STRIPE_WEBHOOK_SECRETS=$STRIPE_SECRET API_KEYS=$API_KEY
+    export APPLE_ROOT_CERTIFICATES=$WORK/pki/root.pem APPLE_BUNDLE_IDS=com.example.sluice
+    export FORWARD_TARGETS=http://127.0.0.1:$SINK_PORT/hooks/apple
+    # Short leases and retries, so the work of a killed worker is taken over within seconds.
+    export LEASE_SECONDS=${LEASE_SECONDS:-10} RETRY_BASE_SECONDS=${RETRY_BASE_SECONDS:-0.5}
+    export RETRY_MAX_SECONDS=${RETRY_MAX_SECONDS:-5} WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-16}
+
+    echo "==> two ingest (:${INGEST_PORTS[0]}, :${INGEST_PORTS[1]}), two workers, nginx on :$LB_PORT ($WORK)"
+    start_ingest 1
+    start_ingest 2
+    start_worker 1
+    start_worker 2
+
+    # deploy/nginx.conf as shipped, with loopback addresses and log files instead of compose's names.
+    sed -e "s/ingest-1:8080/127.0.0.1:${INGEST_PORTS[0]}/" -e "s/ingest-2:8080/127.0.0.1:${INGEST_PORTS[1]}/" \
+        -e "s/listen 8080;/listen 127.0.0.1:$LB_PORT;/" -e "s|access_log /dev/stdout|access_log $WORK/nginx-access.log|" \
+        deploy/nginx.conf >"$WORK/nginx.conf"
+    local globals="pid $WORK/nginx.pid; error_log $WORK/nginx-error.log warn;"
+    "$NGINX" -t -q -p "$WORK" -c "$WORK/nginx.conf" -g "$globals"
+    "$NGINX" -p "$WORK" -c "$WORK/nginx.conf" -g "$globals"
+    wait_ready "http://127.0.0.1:$LB_PORT/healthz"
+}
+
+# Stops everything; keeps the logs (and says where) when $1 is non-zero.
+cluster_stop() {
+    local rc=${1:-0} name
+    [ -n "${WORK:-}" ] || return 0
+    for name in "${!PIDS[@]}"; do kill -TERM "${PIDS[$name]}" 2>/dev/null || true; done
+    [ -f "$WORK/nginx.pid" ] && kill -QUIT "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+    for name in "${!PIDS[@]}"; do wait "${PIDS[$name]}" 2>/dev/null || true; done
+    pg_stop "$PGDIR"
+    rm -rf "$PGDIR"
+    if [ "$rc" != 0 ]; then
+        echo "==> FAILED (exit $rc); last lines of each log:" >&2
+        for log in "$WORK"/*.log; do echo "--- $log" >&2; tail -5 "$log" >&2; done
+        echo "logs kept in $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    WORK=
+}
+
+wait_ready() { # URL
+    for _ in $(seq 1 150); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
+    echo "not ready: $1" >&2
+    return 1
+}
+
+start_ingest() { # N (1 or 2)
+    local port=${INGEST_PORTS[$1-1]}
+    INGEST_HOST=127.0.0.1 INGEST_PORT=$port "$bin/ingest" >>"$WORK/ingest-$1.log" 2>&1 &
+    PIDS[ingest-$1]=$!
+    wait_ready "http://127.0.0.1:$port/readyz"
+}
+
+start_worker() { # N
+    METRICS_PORT=${METRICS_PORTS[$1-1]} "$bin/worker" run >>"$WORK/worker-$1.log" 2>&1 &
+    PIDS[worker-$1]=$!
+    wait_ready "http://127.0.0.1:${METRICS_PORTS[$1-1]}/healthz"
+}
+
+# kill -9, reaped, then started again.
+kill_and_restart() { # ingest|worker N
+    kill -KILL "${PIDS[$1-$2]}"
+    wait "${PIDS[$1-$2]}" 2>/dev/null || true
+    "start_$1" "$2"
+}
+
+# Runs the senders/checker in the background with the cluster's URLs and secrets plus ARGS;
+# sets DRIVER (its pid) and waits until its stream has started.
+drive() {
+    rm -f "$WORK/started"
+    (
+        set -o pipefail
+        timeout --signal=KILL 420 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
+            --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" "$@" \
+            | tee "$WORK/driver.out"
+    ) &
+    DRIVER=$!
+    for _ in $(seq 1 300); do [ -f "$WORK/started" ] && return 0; sleep 0.1; done
+    echo "the driver did not start" >&2
+    return 1
+}
+
+# Checks after a run: the named processes run and answer, nginx runs, and no job is `running`
+# without a live lease. Prints peak RSS. Returns non-zero on any failure.
+cluster_check() {
+    local rc=0 name port
+    echo "==> processes after the run (peak RSS since each started)"
+    for name in ingest-1 ingest-2 worker-1 worker-2; do
+        if kill -0 "${PIDS[$name]}" 2>/dev/null; then
+            echo "  $name running, peak RSS $(awk '/^VmHWM/ { printf "%.0f MiB", $2 / 1024 }' "/proc/${PIDS[$name]}/status" 2>/dev/null)"
+        else
+            echo "  $name NOT RUNNING" >&2; rc=1
+        fi
+    done
+    for port in "${INGEST_PORTS[@]}"; do curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "  ingest :$port not ready" >&2; rc=1; }; done
+    for port in "${METRICS_PORTS[@]}"; do curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "  worker :$port not ready" >&2; rc=1; }; done
+    kill -0 "$(cat "$WORK/nginx.pid")" 2>/dev/null && echo "  nginx running" || { echo "  nginx NOT RUNNING" >&2; rc=1; }
+    local stale
+    stale=$(PGDATABASE=postgres psql -qAt -c "SELECT (SELECT count(*) FROM events WHERE state = 'running' AND locked_until < now())
+                                                   + (SELECT count(*) FROM deliveries WHERE state = 'running' AND locked_until < now())")
+    echo "  jobs running without a live lease: $stale"
+    [ "$stale" = 0 ] || rc=1
+    PGDATABASE=postgres psql -qAt -c "SELECT '  events by state: ' || string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM events GROUP BY state) s" || true
+    return "$rc"
+}
