@@ -74,7 +74,17 @@ cluster_stop() {
     [ -n "${WORK:-}" ] || return 0
     for name in "${!PIDS[@]}"; do kill -TERM "${PIDS[$name]}" 2>/dev/null || true; done
     [ -f "$WORK/nginx.pid" ] && kill -QUIT "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-    for name in "${!PIDS[@]}"; do wait "${PIDS[$name]}" 2>/dev/null || true; done
+    # As an orchestrator would: SIGKILL what has not stopped 90 s after SIGTERM (the worker drains
+    # for at most 60 s). Known: after a hard PostgreSQL restart a worker may not stop by itself.
+    local waited=0
+    for name in "${!PIDS[@]}"; do
+        while kill -0 "${PIDS[$name]}" 2>/dev/null && [ "$waited" -lt 900 ]; do sleep 0.1; waited=$((waited + 1)); done
+        if kill -0 "${PIDS[$name]}" 2>/dev/null; then
+            echo "  WARNING: $name did not stop within 90 s of SIGTERM; killing it" >&2
+            kill -KILL "${PIDS[$name]}" 2>/dev/null || true
+        fi
+        wait "${PIDS[$name]}" 2>/dev/null || true
+    done
     pg_stop "$PGDIR"
     rm -rf "$PGDIR"
     if [ "$rc" != 0 ]; then
