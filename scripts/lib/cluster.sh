@@ -129,7 +129,7 @@ drive() {
     rm -f "$WORK/started"
     (
         set -o pipefail
-        timeout --signal=KILL 420 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
+        timeout --signal=KILL 600 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
             --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" "$@" \
             | tee "$WORK/driver.out"
     ) &
