@@ -27,7 +27,7 @@ struct WorkerSettings: Sendable {
           FORWARD_TARGETS           comma-separated http(s) URLs that receive applied Apple notifications (default none)
           FORWARD_SECRET            whsec_<base64 key> signing forwards the Standard Webhooks way (default: unsigned)
           FORWARD_TIMEOUT_SECONDS   per-delivery timeout (default 10)
-          METRICS_PORT              port of /metrics and /healthz (default 9090)
+          METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
         """
 

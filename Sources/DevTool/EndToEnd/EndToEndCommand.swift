@@ -34,6 +34,11 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "The bundle id ingest accepts.") var bundleId = "com.example.sluice"
     @Option(help: "A file created when the stream starts, for a script timing its faults.") var startedFile: String?
 
+    func validate() throws {
+        guard rate > 0 else { throw ValidationError("--rate must be above 0") }
+        guard senders > 0 else { throw ValidationError("--senders must be at least 1") }
+    }
+
     func run() async throws {
         let forwards = ForwardCounter()
         let (sinkPort, sinkPath) = (self.sinkPort, self.sinkPath)

@@ -65,7 +65,7 @@ struct EndToEndReport {
         examples("NEVER ACKNOWLEDGED", gaveUp.map { "\($0.event.provider.rawValue) \($0.event.user): \($0.outcome)" })
         examples("LOST (acknowledged, not applied)", settlement.notApplied)
         examples("NOT FORWARDED", settlement.notForwarded)
-        examples("DUPLICATED", settlement.duplicated)
+        examples("DUPLICATED", settlement.duplicated.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) transactions" })
         examples("INCONSISTENT", settlement.inconsistent)
         if unreadableForwards > 0 { lines.append("UNREADABLE FORWARDS \(unreadableForwards)") }
         lines.append(passed ? "PASS" : "FAIL")

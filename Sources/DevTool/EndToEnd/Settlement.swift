@@ -6,7 +6,8 @@ import Foundation
 struct Settlement: Sendable {
     struct Result: Sendable {
         var applied = 0
-        var duplicated: [String] = []
+        /// Users whose event made more than one transaction, with the count.
+        var duplicated: [String: Int] = [:]
         var inconsistent: [String] = []
         /// Acknowledged, never applied: lost.
         var notApplied: [String] = []
@@ -35,7 +36,7 @@ struct Settlement: Sendable {
             for (event, effect) in effects {
                 switch effect {
                 case .applied: result.applied += 1
-                case .duplicated(let count): result.duplicated.append("\(event.user): \(count) transactions")
+                case .duplicated(let count): result.duplicated[event.user] = count
                 case .inconsistent(let why): result.inconsistent.append(why)
                 case .pending, nil: unapplied.append(event)
                 }
@@ -53,9 +54,8 @@ struct Settlement: Sendable {
         result.notApplied = unapplied.map { "\($0.provider.rawValue) event for \($0.user)" }
         result.notForwarded = unforwarded
         // Once more over everything: an event applied again after it was first seen shows here.
-        let confirmed = Set(result.duplicated.map { String($0.prefix { $0 != ":" }) })
-        for case (let event, .duplicated(let count)?) in await check(acknowledged) where !confirmed.contains(event.user) {
-            result.duplicated.append("\(event.user): \(count) transactions")
+        for case (let event, .duplicated(let count)?) in await check(acknowledged) {
+            result.duplicated[event.user] = count
         }
         return result
     }
