@@ -195,3 +195,27 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: Fuzz targets (scripts/fuzz)
+
+/// libFuzzer targets, one executable per parser that faces the internet. They exist only when
+/// `SLUICE_FUZZ=1`, because they link libFuzzer and build only with
+/// `-Xswiftc -sanitize=fuzzer,address` (scripts/fuzz sets both, building in `.build-fuzz`).
+if Context.environment["SLUICE_FUZZ"] == "1" {
+    package.targets.append(.target(name: "CFuzzDriver", path: "Fuzz/Sources/CFuzzDriver"))
+    package.targets.append(
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["Shared", "DevSupport", "CFuzzDriver"],
+            path: "Fuzz/Sources/FuzzSupport",
+            swiftSettings: swiftSettings))
+    for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody"] {
+        package.targets.append(
+            .executableTarget(
+                name: name,
+                dependencies: ["Shared", "FuzzSupport", .product(name: "NIOCore", package: "swift-nio")],
+                path: "Fuzz/Sources/\(name)",
+                swiftSettings: swiftSettings))
+        package.products.append(.executable(name: name, targets: [name]))
+    }
+}

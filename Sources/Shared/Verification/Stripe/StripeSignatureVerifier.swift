@@ -27,8 +27,9 @@ public struct StripeSignatureVerifier: Sendable {
             throw Rejection(.missingSignature, "the Stripe-Signature header is missing")
         }
         let parsed = try StripeSignatureHeader(parsing: header[...])
-        let age = Int64(now.timeIntervalSince1970.rounded(.down)) - parsed.timestamp
-        guard age <= toleranceSeconds, age >= -toleranceSeconds else {
+        // `t` is whatever the sender wrote: a plain subtraction traps on t=-9223372036854775808.
+        let (age, overflowed) = Int64(now.timeIntervalSince1970.rounded(.down)).subtractingReportingOverflow(parsed.timestamp)
+        guard !overflowed, age <= toleranceSeconds, age >= -toleranceSeconds else {
             throw Rejection(.expired, "the Stripe-Signature timestamp is outside the \(toleranceSeconds)s tolerance")
         }
         var signedPayload = Array("\(parsed.timestamp).".utf8)

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0
+// Only the declaration in include/CFuzzDriver.h; libFuzzer defines the function.
+#include "CFuzzDriver.h"
