@@ -42,7 +42,9 @@ func buildRouter(
         chainVerifier: AppleChainVerifier(trustedRoots: AppleChainVerifier.loadRoots(paths: settings.appleRootPaths)),
         configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
     let webhooks = WebhookController<IngestContext>(
-        receiver: EventReceiver(writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes, storeTimeout: .seconds(5)),
+        receiver: EventReceiver(
+            writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes,
+            bodyTimeout: .seconds(settings.requestTimeoutSeconds), storeTimeout: .seconds(5)),
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,

@@ -16,6 +16,7 @@ struct IngestSettings: Sendable {
     var appleAppAppleID: Int64?
     var apiKeys: [String]
     var maxBodyBytes: Int
+    var requestTimeoutSeconds: Int
     var logLevel: String
     var logFormat: String
 
@@ -31,6 +32,7 @@ struct IngestSettings: Sendable {
           APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
           API_KEYS                  comma-separated keys of the StoreKit sync and read API (none: they answer 401)
           MAX_BODY_BYTES            request body limit (default 1048576)
+          REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
         """
 
@@ -56,6 +58,7 @@ struct IngestSettings: Sendable {
         }
         apiKeys = environment.list("API_KEYS")
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
+        requestTimeoutSeconds = try environment.int("REQUEST_TIMEOUT_SECONDS", default: 10, range: 1...300)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

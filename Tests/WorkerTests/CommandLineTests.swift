@@ -6,10 +6,7 @@ import TestSupport
 
 /// The built `worker` and `ingest` binaries: help, usage errors and failures with the contract's exit codes.
 struct CommandLineTests {
-    /// `.build/debug`, where `swift build --build-tests` (scripts/test) puts the executables.
-    static let binaries = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug")
+    static let binaries = BuiltProducts.directory
 
     /// Runs a built binary to its end: its exit status and everything it printed (standard output, then standard error).
     static func run(_ binary: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {

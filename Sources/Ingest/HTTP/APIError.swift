@@ -19,8 +19,8 @@ struct APIError: HTTPResponseError, CustomStringConvertible {
     }
 
     /// The answer to a request that verification refused.
-    init(_ rejection: Rejection) {
-        self.init(.init(code: rejection.reason.status), code: rejection.reason.code, message: rejection.message)
+    init(_ rejection: Rejection, headers: HTTPFields = [:]) {
+        self.init(.init(code: rejection.reason.status), code: rejection.reason.code, message: rejection.message, headers: headers)
     }
 
     var description: String { "\(status.code) \(code): \(message)" }

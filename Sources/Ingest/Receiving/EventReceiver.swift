@@ -13,22 +13,44 @@ struct EventReceiver: Sendable {
     let writer: GroupCommitWriter
     let metrics: IngestMetrics
     let maxBodyBytes: Int
+    /// How long a request's body may take to arrive (`REQUEST_TIMEOUT_SECONDS`).
+    let bodyTimeout: Duration
     /// How long a request waits for its commit before it is answered `503` (the provider retries).
     let storeTimeout: Duration
 
-    /// Reads the body, up to `MAX_BODY_BYTES`.
+    /// Reads the body, up to `MAX_BODY_BYTES`, within `REQUEST_TIMEOUT_SECONDS`.
     ///
-    /// - Throws: ``Rejection`` `too_large` (also when `Content-Length` announces too much).
+    /// - Throws: ``Rejection`` `unsupported_media_type` for a `Content-Type` that is not JSON,
+    ///   `too_large` (also when `Content-Length` announces too much), or ``APIError`` `408` with
+    ///   `Connection: close` when the body trickles in too slowly (slow-loris).
     func readBody(_ request: Request, source: EventSource) async throws -> ByteBuffer {
         do {
-            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-                throw NIOTooManyBytesError(maxBytes: maxBodyBytes)
+            if let contentType = request.headers[.contentType], !Self.isJSON(contentType) {
+                throw Rejection(.unsupportedMediaType, "Content-Type must be application/json")
             }
-            return try await request.body.collect(upTo: maxBodyBytes)
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+                throw Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
+            }
+            let body = request.body
+            let limit = maxBodyBytes
+            return try await withTimeout(bodyTimeout) { try await body.collect(upTo: limit) }
         } catch is NIOTooManyBytesError {
             metrics.countRejection(source: source, reason: .tooLarge)
             throw Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
+        } catch let rejection as Rejection {
+            metrics.countRejection(source: source, reason: rejection.reason)
+            throw rejection
+        } catch is TimeoutError {
+            metrics.countRejection(source: source, reason: .requestTimeout)
+            throw APIError(
+                Rejection(.requestTimeout, "the body did not arrive within REQUEST_TIMEOUT_SECONDS"), headers: [.connection: "close"])
         }
+    }
+
+    /// `application/json`, with or without parameters such as `; charset=utf-8`.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     /// Runs a verification and counts its rejection, if any, by reason.

@@ -22,6 +22,10 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let malformed = Reason("malformed", 400)
         /// The body is larger than `MAX_BODY_BYTES`.
         public static let tooLarge = Reason("too_large", 413)
+        /// A `Content-Type` other than `application/json` (Stripe and Apple send JSON).
+        public static let unsupportedMediaType = Reason("unsupported_media_type", 415)
+        /// The body did not arrive within `REQUEST_TIMEOUT_SECONDS` (a slow or stalled client).
+        public static let requestTimeout = Reason("request_timeout", 408)
         /// No signature matches (Stripe HMAC, or the ES256 signature of a JWS).
         public static let badSignature = Reason("bad_signature", 401)
         /// The Stripe timestamp is outside the tolerance.
@@ -40,7 +44,8 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let wrongApp = Reason("wrong_app", 401)
 
         public static let all: [Reason] = [
-            .missingSignature, .malformedSignature, .malformed, .tooLarge, .badSignature, .expired,
+            .missingSignature, .malformedSignature, .malformed, .tooLarge, .unsupportedMediaType, .requestTimeout,
+            .badSignature, .expired,
             .unsupportedAlgorithm, .untrustedChain, .missingOID, .wrongBundle, .wrongEnvironment, .wrongApp,
         ]
 

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+import Glibc
+import Shared
+
+/// A built `ingest` or `worker` running as its own process, as in production: its standard output
+/// and error go to a log file the test can read, and its peak memory is read from `/proc`.
+public final class ServiceProcess: Sendable {
+    public let port: Int
+    public let logFile: URL
+    private let process: Process
+
+    /// Starts `binary` with `environment` (plus `INGEST_PORT`/`METRICS_PORT` set to a free port
+    /// unless given) and waits until `GET /healthz` answers on that port.
+    public init(_ binary: String, arguments: [String] = [], environment: [String: String]) async throws {
+        let port = try Self.freePort()
+        var environment = environment
+        environment[binary == "ingest" ? "INGEST_PORT" : "METRICS_PORT", default: "\(port)"] = "\(port)"
+        environment["INGEST_HOST"] = environment["INGEST_HOST"] ?? "127.0.0.1"
+        environment["PATH"] = "/usr/bin:/bin"
+        self.port = port
+        self.logFile = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(binary)-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let output = try FileHandle(forWritingTo: logFile)
+        process = Process()
+        process.executableURL = BuiltProducts.path(binary)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let response = try? await RawHTTPConnection.exchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n".utf8)),
+               response.status == 200 {
+                return
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        stop()
+        throw CommandFailure("\(binary) did not become healthy on port \(port): \(log(tail: 2_000))")
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// The most memory the process has held (`VmHWM`), in bytes.
+    public var peakResidentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// Everything the process logged so far (its last `tail` characters, when given).
+    public func log(tail: Int? = nil) -> String {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return tail.map { String(text.suffix($0)) } ?? text
+    }
+
+    /// SIGTERM, then waits for the exit; the log file stays for the test to read.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// A loopback port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw CommandFailure("no free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+extension sockaddr_in {
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
