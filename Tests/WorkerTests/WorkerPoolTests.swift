@@ -185,4 +185,28 @@ struct WorkerPoolTests {
             #expect(try await db.scalar("SELECT count(*) FROM effects") == 1)
         }
     }
+
+    /// A dequeue that never returns (seen after `pg_ctl restart -m immediate`; here it waits on a
+    /// table lock held by another session) is abandoned after `databaseTimeLimit`, so the pool
+    /// still shuts down on time instead of waiting for the statement for ever.
+    @Test func aDequeueStuckInTheDatabaseDoesNotHoldUpShutdown() async throws {
+        try await TestDatabase.with { db async throws in
+            try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger))
+            try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { blocker in
+                try await blocker.withTransaction(logger: Self.logger) { connection in
+                    try await connection.query("LOCK TABLE events IN ACCESS EXCLUSIVE MODE", logger: Self.logger)
+                    let pool = WorkerPool(
+                        queue: JobQueue(client: db.client, name: .events, logger: Self.logger),
+                        handlers: ["stripe": CountingHandler()],
+                        configuration: .init(concurrency: 2, databaseTimeLimit: .seconds(1)),
+                        logger: Self.logger)
+                    let started = ContinuousClock.now
+                    try await Self.run(pool) {
+                        try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'") > 0
+                    }
+                    #expect(started.duration(to: .now) < .seconds(10), "the pool waited for its stuck dequeue")
+                }
+            }
+        }
+    }
 }

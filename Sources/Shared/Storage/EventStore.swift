@@ -15,7 +15,7 @@ public struct EventStore: Sendable {
         self.logger = logger
     }
 
-    /// Stores events in one statement — one transaction, one commit — and wakes the workers once.
+    /// Stores events in one statement and one transaction — one commit — and wakes the workers once.
     ///
     /// Idempotent on `(source, external_id)`: a key already stored, or repeated within `records`,
     /// is reported as ``StoreResult/duplicate`` and makes no second row.
@@ -31,12 +31,20 @@ public struct EventStore: Sendable {
             firstIndex[record.key] = unique.count
             unique.append(record)
         }
-        let rows = try await client.query(try Self.insertQuery(unique), logger: logger)
-        var stored = Set<EventKey>()
-        for try await (source, externalID) in rows.decode((String, String).self) {
-            if let source = EventSource(rawValue: source) {
-                stored.insert(EventKey(source: source, externalID: externalID))
+        // An explicit COMMIT, not the statement's implicit transaction: PostgreSQL sends an
+        // implicit transaction's rows and CommandComplete before it commits (at Sync), and a
+        // backend killed in between (`pg_ctl restart -m immediate`) flushes them to the client on
+        // its way out, so the INSERT looked done though it never committed. The COMMIT's own
+        // completion is sent only after the commit is durable.
+        let stored = try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(try Self.insertQuery(unique), logger: logger)
+            var stored = Set<EventKey>()
+            for try await (source, externalID) in rows.decode((String, String).self) {
+                if let source = EventSource(rawValue: source) {
+                    stored.insert(EventKey(source: source, externalID: externalID))
+                }
             }
+            return stored
         }
         var reported = Set<EventKey>()
         return records.map { record in
@@ -47,8 +55,7 @@ public struct EventStore: Sendable {
     }
 
     /// `WITH stored AS (INSERT … ON CONFLICT DO NOTHING RETURNING …)` plus one `pg_notify` when
-    /// anything was stored. A single statement runs as its own transaction, so the rows and the
-    /// notification commit together in one round trip.
+    /// anything was stored, so the rows and the notification commit together.
     static func insertQuery(_ records: [EventRecord]) throws -> PostgresQuery {
         var bindings = PostgresBindings(capacity: records.count * 8)
         var sql = """

@@ -18,10 +18,15 @@ final class CompletionBatcher: Sendable {
     }
 
     private let queue: JobQueue
+    /// How long one completing statement may take before its waiters are failed (their jobs'
+    /// leases then expire and they run again); a statement that never returns must not stop
+    /// every later completion.
+    private let timeLimit: Duration
     private let state = Mutex(State())
 
-    init(queue: JobQueue) {
+    init(queue: JobQueue, timeLimit: Duration) {
         self.queue = queue
+        self.timeLimit = timeLimit
     }
 
     /// Marks `job` done, together with others that finish meanwhile.
@@ -53,7 +58,8 @@ final class CompletionBatcher: Sendable {
             for owner in Set(batch.map(\.job.owner)) {
                 let waiters = batch.filter { $0.job.owner == owner }
                 do {
-                    let done = try await queue.complete(waiters.map(\.job))
+                    let jobs = waiters.map(\.job)
+                    let done = try await withTimeout(timeLimit) { [queue] in try await queue.complete(jobs) }
                     for waiter in waiters { waiter.continuation.resume(returning: done.contains(waiter.job.id)) }
                 } catch {
                     for waiter in waiters { waiter.continuation.resume(throwing: error) }

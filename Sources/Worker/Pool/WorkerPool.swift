@@ -30,6 +30,9 @@ final class WorkerPool: Service, CustomStringConvertible {
         var owner: String = WorkerPool.defaultOwner()
         /// How long one attempt may run before it is abandoned (see `executeWithinLimit`).
         var attemptTimeLimit: Duration = .seconds(60)
+        /// How long one of the pool's own statements (dequeue, lease extension, rescue, completion)
+        /// may take before it is abandoned and tried again (see `withinDatabaseTimeLimit`).
+        var databaseTimeLimit: Duration = .seconds(30)
     }
 
     let queue: JobQueue
@@ -52,7 +55,7 @@ final class WorkerPool: Service, CustomStringConvertible {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
-        completions = CompletionBatcher(queue: queue)
+        completions = CompletionBatcher(queue: queue, timeLimit: configuration.databaseTimeLimit)
     }
 
     /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
@@ -90,14 +93,16 @@ final class WorkerPool: Service, CustomStringConvertible {
                 }
                 let claimed: [ClaimedJob]
                 do {
-                    claimed = try await queue.dequeue(limit: free, owner: configuration.owner)
+                    claimed = try await withinDatabaseTimeLimit { [queue, configuration] in
+                        try await queue.dequeue(limit: free, owner: configuration.owner)
+                    }
                 } catch {
                     logger.warning("dequeue failed", metadata: ["queue": "\(queue.name)", "error": "\(ErrorText.describe(error))"])
                     await wakeup.wait(timeout: configuration.pollInterval)
                     continue
                 }
                 if Task.isShuttingDownGracefully {
-                    try? await queue.release(claimed)
+                    try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
                 for job in claimed {
@@ -199,17 +204,35 @@ final class WorkerPool: Service, CustomStringConvertible {
             try? await Task.sleep(for: period)
             let ids = Array(running.withLock { $0 })
             do {
-                try await queue.extendLeases(of: ids, owner: configuration.owner)
+                try await withinDatabaseTimeLimit { [queue, configuration] in
+                    try await queue.extendLeases(of: ids, owner: configuration.owner)
+                }
             } catch {
                 logger.warning("extending leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
             }
         }
     }
 
+    /// Runs one of the pool's own statements, or throws ``TimeoutError`` after `databaseTimeLimit`.
+    ///
+    /// Seen for real after `pg_ctl restart -m immediate`: a dequeue issued as the server died never
+    /// returned, and the pool took no job again (nor could it shut down). Abandoned, it is retried
+    /// on a fresh connection at the next turn.
+    private func withinDatabaseTimeLimit<Result: Sendable>(_ body: @Sendable @escaping () async throws -> Result) async throws -> Result {
+        do {
+            return try await withTimeout(configuration.databaseTimeLimit, body)
+        } catch let error as TimeoutError {
+            logger.error("a queue statement was abandoned after its time limit", metadata: [
+                "queue": "\(queue.name)", "limit": "\(configuration.databaseTimeLimit)",
+            ])
+            throw error
+        }
+    }
+
     private func rescueExpiredLeasesPeriodically() async {
         while !Task.isCancelled {
             do {
-                while try await queue.rescueExpiredLeases() > 0 {}
+                while try await withinDatabaseTimeLimit({ [queue] in try await queue.rescueExpiredLeases() }) > 0 {}
             } catch {
                 logger.debug("rescuing expired leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
             }
