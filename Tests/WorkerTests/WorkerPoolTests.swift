@@ -189,7 +189,8 @@ struct WorkerPoolTests {
     /// A dequeue that never returns (seen after `pg_ctl restart -m immediate`; here it waits on a
     /// table lock held by another session) is abandoned after `databaseTimeLimit`, so the pool
     /// still shuts down on time instead of waiting for the statement for ever.
-    @Test func aDequeueStuckInTheDatabaseDoesNotHoldUpShutdown() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aDequeueStuckInTheDatabaseDoesNotHoldUpShutdown() async throws {
         try await TestDatabase.with { db async throws in
             try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger))
             try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { blocker in
