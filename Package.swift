@@ -219,3 +219,20 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
         package.products.append(.executable(name: name, targets: [name]))
     }
 }
+
+// MARK: ordo-one benchmarks (Benchmarks/VerificationBenchmarks)
+
+/// Verification measured with ordo-one/benchmark (wall clock, throughput, allocations per
+/// operation through its malloc interposer). Only when `SLUICE_BENCH=1`, so that builds and CI
+/// never resolve or compile the benchmark package:
+/// `SLUICE_BENCH=1 swift package --scratch-path .build-bench benchmark --target VerificationBenchmarks`.
+if Context.environment["SLUICE_BENCH"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "VerificationBenchmarks",
+            dependencies: ["Shared", "DevSupport", .product(name: "Benchmark", package: "benchmark"), .product(name: "NIOCore", package: "swift-nio")],
+            path: "Benchmarks/VerificationBenchmarks",
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))
+}
