@@ -126,16 +126,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "VerifyBenchmark",
-            dependencies: [
-                "Shared", "DevSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/VerifyBenchmark",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
             name: "IngestLoad",
             dependencies: [
                 "DevSupport",

@@ -74,17 +74,7 @@ public final class ServiceProcess: Sendable {
 
     /// A loopback port nothing listens on right now.
     static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw CommandFailure("no free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try LoopbackListener().port
     }
 }
 

@@ -29,14 +29,14 @@ struct EventReceiver: Sendable {
                 throw Rejection(.unsupportedMediaType, "Content-Type must be application/json")
             }
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-                throw Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
+                throw tooLarge
             }
             let body = request.body
             let limit = maxBodyBytes
             return try await withTimeout(bodyTimeout) { try await body.collect(upTo: limit) }
         } catch is NIOTooManyBytesError {
             metrics.countRejection(source: source, reason: .tooLarge)
-            throw Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
+            throw tooLarge
         } catch let rejection as Rejection {
             metrics.countRejection(source: source, reason: rejection.reason)
             throw rejection
@@ -45,6 +45,10 @@ struct EventReceiver: Sendable {
             throw APIError(
                 Rejection(.requestTimeout, "the body did not arrive within REQUEST_TIMEOUT_SECONDS"), headers: [.connection: "close"])
         }
+    }
+
+    private var tooLarge: Rejection {
+        Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
     }
 
     /// `application/json`, with or without parameters such as `; charset=utf-8`.
