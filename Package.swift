@@ -7,6 +7,15 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// A benchmark program in `Benchmarks/<name>` (they all parse their options with ArgumentParser).
+func benchmarkProgram(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: dependencies + [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+        path: "Benchmarks/\(name)",
+        swiftSettings: swiftSettings)
+}
+
 let package = Package(
     name: "sluice",
     platforms: [.macOS(.v15)],
@@ -92,50 +101,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "QueueBenchmark",
-            dependencies: [
-                "Shared", "DevSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/QueueBenchmark",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "ApplyBenchmark",
-            dependencies: [
-                "Shared", "DevSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/ApplyBenchmark",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "ForwardBenchmark",
-            dependencies: [
-                "Shared",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/ForwardBenchmark",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "IngestLoad",
-            dependencies: [
-                "DevSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/IngestLoad",
-            swiftSettings: swiftSettings
-        ),
+        benchmarkProgram("QueueBenchmark", ["Shared", "DevSupport", .product(name: "PostgresNIO", package: "postgres-nio")]),
+        benchmarkProgram("ApplyBenchmark", ["Shared", "DevSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio")]),
+        benchmarkProgram("ForwardBenchmark", ["Shared", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "PostgresNIO", package: "postgres-nio")]),
+        benchmarkProgram("IngestLoad", ["DevSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")]),
+        benchmarkProgram("LatencyBenchmark", ["DevSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "TestSupport",
             dependencies: [

@@ -6,17 +6,24 @@ import Logging
 import PostgresNIO
 import Shared
 
-/// How fast a real `worker run` process applies a backlog of realistic mixed events (Stripe
-/// subscriptions and payments, Apple subscriptions and renewals signed by a test PKI) through the
-/// real handlers; and, as the baseline in the same run, how fast the same process drains as many
-/// jobs that only need completing (a kind with no state change: `TEST` notifications).
+/// How fast real `worker run` processes drain a backlog from the events queue, with 1, 2, 4…
+/// processes, for two workloads over the same code path (dequeue, handler, completion):
+/// - `noop`: Stripe events of a type Sluice only records (`customer.created`): the queue mechanism
+///   with the least a handler can do (decode, one ledger row, complete);
+/// - `mixed`: realistic mixed events through the real handlers: Stripe subscriptions and payments,
+///   Apple subscriptions and renewals signed by a test PKI.
+/// It also reports the events table's size when filled, when drained, and after `worker prune`
+/// plus `VACUUM`. The baselines (bare SQL cycle via pgbench, pgqueuer) run in `scripts/bench-queue`.
 @main
 struct ApplyBenchmark: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "ApplyBenchmark", abstract: "Events applied per second by `worker run` (needs DATABASE_URL).")
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case noop, mixed }
+
+    static let configuration = CommandConfiguration(commandName: "ApplyBenchmark", abstract: "Events drained per second by `worker run` processes (needs DATABASE_URL).")
 
     @Option(help: "Events in the backlog.") var events = 50_000
-    @Option(help: "Jobs in flight (WORKER_CONCURRENCY).") var concurrency = 16
-    @Option(help: "Worker processes.") var processes = 1
+    @Option(help: "Jobs in flight per process (WORKER_CONCURRENCY).") var concurrency = 16
+    @Option(parsing: .upToNextOption, help: "Worker process counts to measure, each on a fresh backlog.") var processes = [1, 2, 4]
+    @Option(parsing: .upToNextOption, help: "Workloads: noop, mixed.") var workloads = Workload.allCases
     @Option(help: "The worker binary.") var worker = ".build-release/release/worker"
 
     func run() async throws {
@@ -26,40 +33,33 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let logger = { var l = Logger(label: "bench"); l.logLevel = .error; return l }()
         let server = try DatabaseURL(text)
         let signer = AppleJWSSigner(pki: try ApplePKI.generate(name: "Apply Bench"))
-
-        print("apply: \(events) events, \(processes) worker process(es) × \(concurrency) in flight, \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        let baseline = try await measure(server: server, logger: logger, label: "TEST notifications (complete only)") { count in
-            try (0..<count).map { index in
-                let body = try JSONEncoder().encode(["signedPayload": try signer.sign(SampleAppleNotification(type: "TEST"))])
-                return EventRecord(source: .apple, externalID: "test-\(index)", type: "TEST", payload: ByteBuffer(data: body))
+        print("drain: \(events) events, \(concurrency) in flight per worker process, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        for workload in workloads {
+            let records = try workload == .noop ? Self.noopEvents(events) : Self.mixedEvents(events, signer: signer)
+            for count in processes {
+                try await measure(server: server, logger: logger, workload: workload, records: records, processes: count)
             }
         }
-        let mixed = try await measure(server: server, logger: logger, label: "mixed Stripe and Apple events") { count in
-            try Self.mixedEvents(count, signer: signer)
-        }
-        print(String(format: "  realistic apply / complete-only: %.2fx", mixed / baseline))
     }
 
-    /// Fills a fresh database with `make(events)`, runs the workers until every job is done.
-    private func measure(
-        server: DatabaseURL, logger: Logger, label: String, make: (Int) throws -> [EventRecord]
-    ) async throws -> Double {
-        var url = server
-        url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"
+    /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
+    /// then prunes; prints one `RESULT` line.
+    private func measure(server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int) async throws {
+        let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
-        let records = try make(events)
-        try await DatabaseSession.with(url, logger: logger) { client in
+        let filledBytes = try await DatabaseSession.with(url, logger: logger) { client in
             try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: Self.sqlDirectory()))
             let store = EventStore(client: client, logger: logger)
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
             }
             try await client.query("VACUUM ANALYZE events", logger: logger)
+            return try await Self.eventsTableBytes(client, logger: logger)
         }
         let workers = try (0..<processes).map { _ in try startWorker(url: url) }
         let started = ContinuousClock.now
-        let (done, dead) = try await DatabaseSession.with(url, logger: logger) { client -> (Int64, Int64) in
+        let (done, failed) = try await DatabaseSession.with(url, logger: logger) { client -> (Int64, Int64) in
             while true {
                 var counts: (Int64, Int64) = (0, 0)
                 for try await row in try await client.query(
@@ -68,17 +68,65 @@ struct ApplyBenchmark: AsyncParsableCommand {
                 ).decode((Int64, Int64).self) {
                     counts = row
                 }
-                if counts.0 + counts.1 >= Int64(records.count) || started.duration(to: .now) > .seconds(600) { return counts }
+                if counts.0 + counts.1 >= Int64(records.count) || started.duration(to: .now) > .seconds(900) { return counts }
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
         let elapsed = started.duration(to: .now)
+        let peakRSS = workers.compactMap { ProcessMemory.peakRSSMiB(pid: Int($0.processIdentifier)) }.max() ?? 0
         for worker in workers { worker.terminate(); worker.waitUntilExit() }
+        let (drainedBytes, prunedBytes) = try await DatabaseSession.with(url, logger: logger) { client in
+            let drained = try await Self.eventsTableBytes(client, logger: logger)
+            try await runWorker(["prune", "--older-than", "1s"], url: url, after: .seconds(1.1))
+            try await client.query("VACUUM events", logger: logger)
+            return (drained, try await Self.eventsTableBytes(client, logger: logger))
+        }
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("DROP DATABASE \(unescaped: name) WITH (FORCE)", logger: logger) }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = Double(done) / seconds
-        print(String(format: "  %@: %8.0f events/s (%lld done, %lld failed or retried, %.1f s)", label, rate, done, dead, seconds))
-        return rate
+        func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
+        print(String(
+            format: "  %@, %d process(es): %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
+            workload.rawValue, processes, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+        print(String(
+            format: "RESULT drain workload=%@ processes=%d rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
+            workload.rawValue, processes, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+    }
+
+    /// Heap, indexes and TOAST of the events queue.
+    static func eventsTableBytes(_ client: PostgresClient, logger: Logger) async throws -> Int64 {
+        for try await bytes in try await client.query("SELECT pg_total_relation_size('events')", logger: logger).decode(Int64.self) {
+            return bytes
+        }
+        return 0
+    }
+
+    /// Runs one `worker` operator command to its end, after waiting `delay`.
+    private func runWorker(_ arguments: [String], url: DatabaseURL, after delay: Duration) async throws {
+        try await Task.sleep(for: delay)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: worker)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = url.urlString
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("worker \(arguments.joined(separator: " ")) exited \(process.terminationStatus)") }
+    }
+
+
+    /// Stripe `customer.created` events, which Sluice records in its ledger and otherwise ignores.
+    static func noopEvents(_ count: Int) throws -> [EventRecord] {
+        let time = Date().addingTimeInterval(-3_600)
+        return try (0..<count).map { index in
+            let body = try SampleStripeEvents.event(
+                id: "evt_noop_\(index)", type: "customer.created", created: time,
+                object: ["id": "cus_noop_\(index)", "object": "customer"])
+            return try StripeEventEnvelope.decode(ByteBuffer(data: body)).record(payload: ByteBuffer(data: body))
+        }
     }
 
     private func startWorker(url: DatabaseURL) throws -> Process {

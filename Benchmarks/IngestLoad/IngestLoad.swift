@@ -25,8 +25,13 @@ struct IngestLoad: AsyncParsableCommand {
     @Option(help: "Target rate in requests/s for all connections together (open loop); 0 = as fast as possible.") var rate: Double = 0
     @Option(help: "Requests signed before the timed window (spread over the connections), so the generator spends its CPU on sending; more are made on the fly.")
     var presigned = 40_000
+    @Option(help: "Instead of sending, write this many signed requests for wrk (Benchmarks/wrk/ingest.lua) into --wrk-directory, split over --wrk-threads files.")
+    var wrkRequests: Int?
+    @Option(help: "Where --wrk-requests writes its files.") var wrkDirectory = "wrk-requests"
+    @Option(help: "Files for --wrk-requests, one per wrk thread.") var wrkThreads = 2
 
     func run() async throws {
+        if let wrkRequests { return try writeWrkRequests(count: wrkRequests) }
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -80,40 +85,59 @@ struct IngestLoad: AsyncParsableCommand {
         try await client.shutdown()
         let sorted = results.latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
-        let rss = pid.flatMap(Self.peakRSSMiB).map { String(format: "%.1f MiB", $0) } ?? "n/a"
+        let rss = pid.flatMap(ProcessMemory.peakRSSMiB).map { String(format: "%.1f MiB", $0) } ?? "n/a"
         print(String(
             format: "%@ %d conn: %.0f req/s, p50 %.2f ms, p99 %.2f ms, p999 %.2f ms, errors %d of %d, ingest peak RSS %@",
             kind.rawValue, connections, Double(sorted.count) / seconds, percentile(0.5), percentile(0.99), percentile(0.999),
             results.errors, sorted.count, rss))
     }
 
-    static func request(kind: Kind, url: String, secret: String, signer: AppleJWSSigner?, id: String) throws -> HTTPClientRequest {
-        var request: HTTPClientRequest
-        let body: Data
-        switch kind {
-        case .stripe:
-            body = try SampleStripeEvents.event(
-                id: "evt_\(id)", type: "payment_intent.succeeded",
-                object: SampleStripeEvents.paymentIntent(id: "pi_\(id)").merging(["description": String(repeating: "x", count: 1_400)]) { $1 })
-            request = HTTPClientRequest(url: url + "/v1/webhooks/stripe")
-            request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: body, secret: secret))
-        case .apple:
-            let transaction = SampleAppleTransaction(transactionId: "\(abs(id.hashValue))", appAccountToken: UUID().uuidString.lowercased())
-            body = try signer!.notificationBody(
-                type: "DID_RENEW", transaction: transaction, renewal: SampleAppleRenewalInfo(originalTransactionId: transaction.transactionId))
-            request = HTTPClientRequest(url: url + "/v1/webhooks/appstore-notifications?sandbox=true")
+    /// Writes signed requests for wrk, one file per wrk thread: the path on the first line, then
+    /// per request the `Stripe-Signature` value (`-` for Apple) on one line and the body on the next.
+    private func writeWrkRequests(count: Int) throws {
+        let signer = kind == .apple ? AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))) : nil
+        let runID = UUID().uuidString.prefix(8).lowercased()
+        let directory = URL(fileURLWithPath: wrkDirectory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for thread in 0..<wrkThreads {
+            var lines: [String] = []
+            for sequence in stride(from: thread, to: count, by: wrkThreads) {
+                let signed = try Self.signed(kind: kind, secret: secret, signer: signer, id: "\(runID)_w\(sequence)")
+                let body = String(decoding: signed.body, as: UTF8.self)
+                precondition(!body.contains("\n"), "bodies are written one per line")
+                if lines.isEmpty { lines.append(signed.path) }
+                lines += [signed.stripeSignature ?? "-", body]
+            }
+            try (lines.joined(separator: "\n") + "\n")
+                .write(to: directory.appendingPathComponent("requests-\(thread + 1).txt"), atomically: true, encoding: .utf8)
         }
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(data: body))
-        return request
     }
 
-    /// `VmHWM` of a process, from /proc.
-    static func peakRSSMiB(pid: Int) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
-        return kib / 1024
+    /// One signed event: the path it goes to, its `Stripe-Signature` (Stripe only) and its body.
+    static func signed(kind: Kind, secret: String, signer: AppleJWSSigner?, id: String) throws
+        -> (path: String, stripeSignature: String?, body: Data)
+    {
+        switch kind {
+        case .stripe:
+            let body = try SampleStripeEvents.event(
+                id: "evt_\(id)", type: "payment_intent.succeeded",
+                object: SampleStripeEvents.paymentIntent(id: "pi_\(id)").merging(["description": String(repeating: "x", count: 1_400)]) { $1 })
+            return ("/v1/webhooks/stripe", StripeSigner.header(body: body, secret: secret), body)
+        case .apple:
+            let transaction = SampleAppleTransaction(transactionId: "\(abs(id.hashValue))", appAccountToken: UUID().uuidString.lowercased())
+            let body = try signer!.notificationBody(
+                type: "DID_RENEW", transaction: transaction, renewal: SampleAppleRenewalInfo(originalTransactionId: transaction.transactionId))
+            return ("/v1/webhooks/appstore-notifications?sandbox=true", nil, body)
+        }
+    }
+
+    static func request(kind: Kind, url: String, secret: String, signer: AppleJWSSigner?, id: String) throws -> HTTPClientRequest {
+        let signed = try signed(kind: kind, secret: secret, signer: signer, id: id)
+        var request = HTTPClientRequest(url: url + signed.path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let signature = signed.stripeSignature { request.headers.add(name: "Stripe-Signature", value: signature) }
+        request.body = .bytes(ByteBuffer(data: signed.body))
+        return request
     }
 }

@@ -45,6 +45,7 @@ struct QueueBenchmark: AsyncParsableCommand {
         print("queue drain: \(jobs) no-op jobs, \(consumers) consumers, batch \(batch), \(cores) cores")
         print(String(format: "  bare SKIP LOCKED cycle (baseline): %8.0f jobs/s", results.0))
         print(String(format: "  Sluice JobQueue dequeue+complete:  %8.0f jobs/s  (%.2fx baseline)", results.1, results.1 / results.0))
+        print(String(format: "RESULT queue-sluice consumers=%d batch=%d jobs_per_s=%.0f bare_jobs_per_s=%.0f", consumers, batch, results.1, results.0))
     }
 
     static func migrationsDirectory() -> URL {

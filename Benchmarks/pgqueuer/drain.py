@@ -3,7 +3,7 @@
 
 Installs pgqueuer's schema into the database given, enqueues --jobs no-op jobs, then runs
 --consumers PgQueuer instances (one asyncpg connection each) in drain mode with --batch, and
-prints one line: `pgqueuer drain: N jobs, C consumers, batch B: X jobs/s`.
+prints `pgqueuer drain: N jobs, C consumers, batch B: X jobs/s` and the same as a `RESULT` line.
 
     python Benchmarks/pgqueuer/drain.py --dsn postgres://postgres@127.0.0.1:5432/postgres \
         --jobs 100000 --consumers 5 --batch 200
@@ -70,6 +70,7 @@ async def main() -> None:
         f"pgqueuer drain: {arguments.jobs} jobs, {arguments.consumers} consumers, batch {arguments.batch}: "
         f"{arguments.jobs / elapsed:.0f} jobs/s"
     )
+    print(f"RESULT pgqueuer consumers={arguments.consumers} batch={arguments.batch} jobs_per_s={arguments.jobs / elapsed:.0f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ import Shared
 struct WorkerSettings: Sendable {
     var database: DatabaseURL
     var concurrency: Int
+    /// `WORKER_LISTEN`: whether new work is announced by LISTEN/NOTIFY (off behind a pooler in
+    /// transaction mode, where LISTEN does not work); without it the pool finds work by polling.
+    var listens: Bool
+    /// `WORKER_POLL_INTERVAL_MS`: how often an idle pool looks for work without a notification.
+    var pollInterval: Duration
     var queue: JobQueue.Configuration
     var metricsPort: Int
     /// `FORWARD_TARGETS`: where applied Apple notifications are forwarded.
@@ -20,6 +25,8 @@ struct WorkerSettings: Sendable {
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
           WORKER_CONCURRENCY        jobs in flight per process (default 16)
+          WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
+          WORKER_POLL_INTERVAL_MS   how often an idle worker looks for work without a notification (default 1000)
           MAX_ATTEMPTS              attempts before a job is dead-lettered (default 12)
           RETRY_BASE_SECONDS        backoff base, base·2^(attempt−1) with full jitter (default 2)
           RETRY_MAX_SECONDS         backoff cap (default 21600)
@@ -34,6 +41,8 @@ struct WorkerSettings: Sendable {
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(try environment.required("DATABASE_URL"))
         concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
+        listens = try environment.bool("WORKER_LISTEN", default: true)
+        pollInterval = .milliseconds(try environment.int("WORKER_POLL_INTERVAL_MS", default: 1_000, range: 10...60_000))
         let maxAttempts = try environment.int("MAX_ATTEMPTS", default: 12, range: 1...1000)
         let base = try environment.double("RETRY_BASE_SECONDS", default: 2, range: 0...86_400)
         let cap = try environment.double("RETRY_MAX_SECONDS", default: 21_600, range: 0...2_592_000)

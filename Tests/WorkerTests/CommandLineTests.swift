@@ -65,7 +65,10 @@ struct CommandLineTests {
         #expect(output.split(separator: "\n").count == 1, "\(output)")
     }
 
-    @Test(arguments: [["FORWARD_TARGETS": "ftp://hooks.example.com/x"], ["FORWARD_SECRET": "not-a-whsec-secret"]])
+    @Test(arguments: [
+        ["FORWARD_TARGETS": "ftp://hooks.example.com/x"], ["FORWARD_SECRET": "not-a-whsec-secret"], ["WORKER_LISTEN": "maybe"],
+        ["WORKER_POLL_INTERVAL_MS": "5"],
+    ])
     func aBadForwardSettingStopsTheWorkerWithOneLineNamingIt(setting: [String: String]) throws {
         let (status, output) = try Self.run("worker", ["run"], environment: setting.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 })
         #expect(status == 1)

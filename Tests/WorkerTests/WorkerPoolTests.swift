@@ -90,6 +90,29 @@ struct WorkerPoolTests {
         }
     }
 
+    /// With `WORKER_LISTEN=false` the pool holds no LISTEN connection and still finds work stored
+    /// while it sat idle, by polling.
+    @Test func withoutListenAnIdlePoolFindsNewWorkByPolling() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            let pool = WorkerPool(
+                queue: JobQueue(client: db.client, name: .events, logger: Self.logger),
+                handlers: ["stripe": RecordingHandler()],
+                configuration: .init(concurrency: 4, listens: false, pollInterval: .milliseconds(100)), logger: Self.logger)
+            let started = ContinuousClock.now
+            try await Self.run(pool) {
+                if started.duration(to: .now) > .milliseconds(500), try await db.scalar("SELECT count(*) FROM events") == 0 {
+                    let listeners = try await db.scalar(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+                    #expect(listeners == 0)
+                    try await SyntheticEvents.enqueue(40, into: EventStore(client: db.client, logger: Self.logger))
+                }
+                return try await db.scalar("SELECT count(*) FROM effects") == 40
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 40)
+        }
+    }
+
     /// Jobs without writes of their own are completed in shared batches: each once, none left running.
     @Test func jobsWithoutWritesAreCompletedOnceInBatches() async throws {
         try await TestDatabase.with { db async throws in

@@ -39,6 +39,16 @@ public struct EnvironmentValues: Sendable {
         return value
     }
 
+    /// `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`, any case).
+    public func bool(_ name: String, default defaultValue: Bool) throws -> Bool {
+        guard let text = string(name)?.lowercased() else { return defaultValue }
+        switch text {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ConfigurationError(variable: name, reason: "must be true or false")
+        }
+    }
+
     public func double(_ name: String, default defaultValue: Double, range: ClosedRange<Double>) throws -> Double {
         guard let text = string(name) else { return defaultValue }
         guard let value = Double(text), value.isFinite, range.contains(value) else {

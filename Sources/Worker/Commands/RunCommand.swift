@@ -55,7 +55,9 @@ struct RunCommand: AsyncParsableCommand {
             maxRetryAfterSeconds: settings.queue.retry.maxSeconds, metrics: metrics, logger: logger)
         // Longer than any healthy attempt: the lease, 30 s, or a forward's timeout with a margin.
         let attemptTimeLimit = max(.seconds(max(settings.queue.leaseSeconds, 30)), settings.forwardTimeout + .seconds(10))
-        let poolConfiguration = WorkerPool.Configuration(concurrency: settings.concurrency, attemptTimeLimit: attemptTimeLimit)
+        let poolConfiguration = WorkerPool.Configuration(
+            concurrency: settings.concurrency, listens: settings.listens, pollInterval: settings.pollInterval,
+            attemptTimeLimit: attemptTimeLimit)
         let deliveries = WorkerPool(
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),

@@ -22,6 +22,8 @@ final class WorkerPool: Service, CustomStringConvertible {
     struct Configuration: Sendable {
         /// Jobs in flight at once (`WORKER_CONCURRENCY`).
         var concurrency: Int = 16
+        /// Whether NOTIFY wakes the pool (`WORKER_LISTEN`); without it the pool polls.
+        var listens = true
         /// The fallback poll when no NOTIFY arrives.
         var pollInterval: Duration = .seconds(1)
         /// How often expired leases are looked for.
@@ -69,7 +71,7 @@ final class WorkerPool: Service, CustomStringConvertible {
 
     func run() async throws {
         await withDiscardingTaskGroup { helpers in
-            helpers.addTask { await self.listenForNotifications() }
+            if configuration.listens { helpers.addTask { await self.listenForNotifications() } }
             helpers.addTask { await self.extendLeasesPeriodically() }
             helpers.addTask { await self.rescueExpiredLeasesPeriodically() }
             await withGracefulShutdownHandler {
