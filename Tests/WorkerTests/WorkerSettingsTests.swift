@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+import Shared
+import Testing
+
+@testable import Worker
+
+/// How `worker run` reads `WORKER_LISTEN` and `WORKER_POLL_INTERVAL_MS`.
+struct WorkerSettingsTests {
+    static func settings(_ values: [String: String]) throws -> WorkerSettings {
+        try WorkerSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
+    }
+
+    @Test func byDefaultTheWorkerListensAndPollsEverySecond() throws {
+        let settings = try Self.settings([:])
+        #expect(settings.listens)
+        #expect(settings.pollInterval == .seconds(1))
+    }
+
+    @Test(arguments: [("false", false), ("0", false), ("Off", false), ("NO", false), ("true", true), ("yes", true), ("1", true)])
+    func listenAcceptsTheUsualSpellings(text: String, expected: Bool) throws {
+        #expect(try Self.settings(["WORKER_LISTEN": text]).listens == expected)
+    }
+
+    @Test func thePollIntervalIsInMilliseconds() throws {
+        #expect(try Self.settings(["WORKER_POLL_INTERVAL_MS": "250"]).pollInterval == .milliseconds(250))
+    }
+
+    @Test(arguments: [["WORKER_LISTEN": "maybe"], ["WORKER_POLL_INTERVAL_MS": "5"], ["WORKER_POLL_INTERVAL_MS": "soon"]])
+    func aBadValueIsRefusedNamingItsVariable(setting: [String: String]) throws {
+        let error = #expect(throws: ConfigurationError.self) { try Self.settings(setting) }
+        #expect(error?.variable == setting.keys.first)
+    }
+}
