@@ -11,17 +11,20 @@ public enum SampleStripeEvents {
     ///   - type: such as `payment_intent.succeeded`.
     ///   - object: the `data.object` dictionary (a PaymentIntent, Subscription, Charge…).
     ///   - previousAttributes: `data.previous_attributes`, for `*.updated` events.
+    ///   - apiVersion: the version the object is rendered in (the endpoint's).
+    ///   - account: the connected account, for Connect events.
     public static func event(
         id: String, type: String, created: Date = Date(), object: [String: Any],
-        previousAttributes: [String: Any]? = nil, livemode: Bool = false
+        previousAttributes: [String: Any]? = nil, livemode: Bool = false, apiVersion: String = "2024-06-20", account: String? = nil
     ) throws -> Data {
         var data: [String: Any] = ["object": object]
         if let previousAttributes { data["previous_attributes"] = previousAttributes }
-        let event: [String: Any] = [
-            "id": id, "object": "event", "api_version": "2024-06-20", "type": type,
+        var event: [String: Any] = [
+            "id": id, "object": "event", "api_version": apiVersion, "type": type,
             "created": Int64(created.timeIntervalSince1970), "livemode": livemode, "pending_webhooks": 1,
             "request": ["id": NSNull(), "idempotency_key": NSNull()], "data": data,
         ]
+        if let account { event["account"] = account }
         return try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
     }
 

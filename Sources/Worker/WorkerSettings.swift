@@ -17,6 +17,9 @@ struct WorkerSettings: Sendable {
     /// From `FORWARD_SECRET`; `nil` forwards unsigned.
     var forwardSigner: StandardWebhookSigner?
     var forwardTimeout: Duration
+    /// `STRIPE_ACCOUNTS`: the Stripe Connect accounts whose events are applied (to their own state);
+    /// events of any other connected account are recorded as ignored.
+    var stripeAccounts: Set<String>
     var logLevel: String
     var logFormat: String
 
@@ -34,6 +37,7 @@ struct WorkerSettings: Sendable {
           FORWARD_TARGETS           comma-separated http(s) URLs that receive applied Apple notifications (default none)
           FORWARD_SECRET            whsec_<base64 key> signing forwards the Standard Webhooks way (default: unsigned)
           FORWARD_TIMEOUT_SECONDS   per-delivery timeout (default 10)
+          STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
         """
@@ -53,6 +57,11 @@ struct WorkerSettings: Sendable {
         forwardSigner = try environment.string("FORWARD_SECRET").map(StandardWebhookSigner.init(secret:))
         let timeout = try environment.double("FORWARD_TIMEOUT_SECONDS", default: 10, range: 0.1...3_600)
         forwardTimeout = .milliseconds(Int64(timeout * 1000))
+        let accounts = environment.list("STRIPE_ACCOUNTS")
+        if let wrong = accounts.first(where: { !$0.hasPrefix("acct_") }) {
+            throw ConfigurationError(variable: "STRIPE_ACCOUNTS", reason: "\"\(wrong.prefix(40))\" is not a Stripe account id (acct_…)")
+        }
+        stripeAccounts = Set(accounts)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

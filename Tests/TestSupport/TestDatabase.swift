@@ -79,4 +79,11 @@ public struct TestDatabase: Sendable {
         for try await value in try await client.query(query, logger: Self.logger).decode(Int64.self) { return value }
         throw CommandFailure("the query returned no row")
     }
+
+    /// The first column of every row, as text.
+    public func strings(_ query: PostgresQuery) async throws -> [String] {
+        var values: [String] = []
+        for try await value in try await client.query(query, logger: Self.logger).decode(String.self) { values.append(value) }
+        return values
+    }
 }

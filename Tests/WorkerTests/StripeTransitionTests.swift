@@ -182,6 +182,7 @@ struct StripeTransitionTests {
         }
     }
 
+    /// The first invoice is the purchase's payment and each renewal its own: one ledger row each.
     @Test func aRenewalInvoiceAddsATransactionAndExtendsTheEntitlement() async throws {
         try await SystemHarness.run { system in
             try await system.stripe("customer.subscription.updated", O.subscription("sub_i", periodEnd: Self.periodEnd), at: Self.at(0))
@@ -192,8 +193,8 @@ struct StripeTransitionTests {
             let e = try await system.entitlement(userID: Self.user)
             #expect(e["expires_at"] as? String == rfc3339(next))
             let t = try await system.transactions(userID: Self.user)
-            #expect(t.map { $0["provider_transaction_id"] as? String } == ["in_1"])
-            #expect(t.first?["status"] as? String == "succeeded")
+            #expect(t.map { $0["provider_transaction_id"] as? String } == ["in_1", "in_0"])
+            #expect(t.map { $0["status"] as? String } == ["succeeded", "succeeded"])
             // Refunding the renewal's charge finds it through the invoice's link.
             try await system.stripe("charge.refunded", O.charge("ch_in1", paymentIntent: "pi_in_1", amount: 999), at: Self.at(3))
             try await system.drain()
@@ -215,13 +216,16 @@ struct StripeTransitionTests {
         }
     }
 
-    @Test func aPartialRefundIsRecordedOnly() async throws {
+    @Test func aPartialRefundRecordsTheAmountAndKeepsTheStatus() async throws {
         try await SystemHarness.run { system in
             try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_p", charge: "ch_p"), at: Self.at(0))
             try await system.stripe("charge.refunded", O.charge("ch_p", paymentIntent: "pi_p", refunded: false), at: Self.at(1))
             try await system.drain()
             #expect(try await system.entitlement(userID: Self.user)["status"] as? String == "active")
-            #expect(try await system.outcomes() == ["applied", "recorded"])
+            let t = try #require(try await system.transactions(userID: Self.user).first)
+            #expect(t["status"] as? String == "succeeded")
+            #expect(t["amount_refunded"] as? Int == 100)
+            #expect(try await system.outcomes() == ["applied", "applied"])
         }
     }
 
@@ -258,7 +262,7 @@ struct StripeTransitionTests {
     }
 
     @Test func deauthorizingAnAccountForgetsItsLinks() async throws {
-        try await SystemHarness.run { system in
+        try await SystemHarness.run(worker: ["STRIPE_ACCOUNTS": "acct_1"]) { system in
             try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_acct"), account: "acct_1")
             try await system.drain()
             #expect(try await system.db.scalar("SELECT count(*) FROM provider_links WHERE account = 'acct_1'") > 0)

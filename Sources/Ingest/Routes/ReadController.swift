@@ -105,7 +105,8 @@ struct TransactionBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, product_id, product_type, source, status, amount, currency, purchased_at, refunded_at, provider_transaction_id
+        case id, product_id, product_type, source, status, amount, amount_refunded, currency, purchased_at, refunded_at
+        case provider_transaction_id
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -117,6 +118,7 @@ struct TransactionBody: Encodable {
         try c.encode(t.source.rawValue, forKey: .source)
         try c.encode(t.status.rawValue, forKey: .status)
         try c.encode(t.amount, forKey: .amount)
+        try c.encode(t.amountRefunded, forKey: .amount_refunded)
         try c.encode(t.currency, forKey: .currency)
         try c.encode(rfc3339(t.purchasedAt), forKey: .purchased_at)
         try c.encode(rfc3339(t.refundedAt), forKey: .refunded_at)

@@ -60,6 +60,10 @@ public struct TransactionState: Sendable, Equatable {
     public var currency: String?
     public var purchasedAt: Date?
     public var refundedAt: Date?
+    /// How much of `amount` was refunded (cumulative); a partial refund keeps the status.
+    public var amountRefunded: Int64?
+    /// The end of the subscription period this payment paid for, when it is one.
+    public var periodEnd: Date?
     public var lastEventTime: Date?
 
     public init(source: PurchaseSource, providerTransactionID: String, status: TransactionStatus) {

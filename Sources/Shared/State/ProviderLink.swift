@@ -22,10 +22,14 @@ public struct ProviderLink: Sendable, Equatable {
     public var transactionKey: String?
     /// The Stripe Connect account the id belongs to.
     public var account: String?
+    /// Whose state the id belongs to: `""` for the platform's live objects and every Apple id,
+    /// otherwise the Stripe account and mode prefix (`test:`, `acct_…:`, `acct_…:test:`). A lookup
+    /// finds only links of its own scope.
+    public var scope: String
 
     public init(
         _ kind: Kind, _ externalID: String, userID: String? = nil, entitlementKey: String? = nil,
-        transactionKey: String? = nil, account: String? = nil
+        transactionKey: String? = nil, account: String? = nil, scope: String = ""
     ) {
         self.kind = kind
         self.externalID = externalID
@@ -33,6 +37,7 @@ public struct ProviderLink: Sendable, Equatable {
         self.entitlementKey = entitlementKey
         self.transactionKey = transactionKey
         self.account = account
+        self.scope = scope
     }
 }
 

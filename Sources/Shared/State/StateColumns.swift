@@ -37,7 +37,7 @@ enum EntitlementColumns {
 enum TransactionColumns {
     static let list = """
         source, provider_transaction_id, entitlement_key, user_id, product_id, product_type, status, amount, currency,
-        purchased_at, refunded_at, last_event_time
+        purchased_at, refunded_at, amount_refunded, period_end, last_event_time
         """
 
     static func decode(_ row: PostgresRow) throws -> TransactionState {
@@ -54,6 +54,8 @@ enum TransactionColumns {
         t.currency = try c["currency"].decode(String?.self)
         t.purchasedAt = try c["purchased_at"].decode(Date?.self)
         t.refundedAt = try c["refunded_at"].decode(Date?.self)
+        t.amountRefunded = try c["amount_refunded"].decode(Int64?.self)
+        t.periodEnd = try c["period_end"].decode(Date?.self)
         t.lastEventTime = try c["last_event_time"].decode(Date?.self)
         return t
     }

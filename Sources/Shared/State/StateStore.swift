@@ -68,15 +68,15 @@ public struct StateStore: Sendable {
             """
             WITH saved AS (
                 INSERT INTO transactions (source, provider_transaction_id, entitlement_key, user_id, product_id, product_type,
-                    status, amount, currency, purchased_at, refunded_at, last_event_time)
+                    status, amount, currency, purchased_at, refunded_at, amount_refunded, period_end, last_event_time)
                 VALUES (\(t.source.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID), \(t.productID),
                     \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
-                    \(t.refundedAt), \(t.lastEventTime))
+                    \(t.refundedAt), \(t.amountRefunded), \(t.periodEnd), \(t.lastEventTime))
                 ON CONFLICT (source, provider_transaction_id) DO UPDATE SET
                     entitlement_key = EXCLUDED.entitlement_key, user_id = EXCLUDED.user_id, product_id = EXCLUDED.product_id,
                     product_type = EXCLUDED.product_type, status = EXCLUDED.status, amount = EXCLUDED.amount,
                     currency = EXCLUDED.currency, purchased_at = EXCLUDED.purchased_at, refunded_at = EXCLUDED.refunded_at,
-                    last_event_time = EXCLUDED.last_event_time, updated_at = now()
+                    amount_refunded = EXCLUDED.amount_refunded, period_end = EXCLUDED.period_end, last_event_time = EXCLUDED.last_event_time, updated_at = now()
                 RETURNING id, status
             )
             INSERT INTO transaction_status_history (transaction_id, status, event_id)
@@ -89,14 +89,16 @@ public struct StateStore: Sendable {
 
     // MARK: Links
 
-    public func link(_ kind: ProviderLink.Kind, _ externalID: String) async throws -> ProviderLink? {
+    /// The link of `externalID` in `scope` (``ProviderLink/scope``); links of other scopes are not seen.
+    public func link(_ kind: ProviderLink.Kind, _ externalID: String, scope: String = "") async throws -> ProviderLink? {
         let rows = try await connection.query(
             """
             SELECT user_id, entitlement_key, transaction_key, account FROM provider_links
-            WHERE kind = \(kind.rawValue) AND external_id = \(externalID)
+            WHERE kind = \(kind.rawValue) AND scope = \(scope) AND external_id = \(externalID)
             """, logger: logger)
         for try await (user, entitlement, transaction, account) in rows.decode((String?, String?, String?, String?).self) {
-            return ProviderLink(kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account)
+            return ProviderLink(
+                kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account, scope: scope)
         }
         return nil
     }
@@ -105,9 +107,10 @@ public struct StateStore: Sendable {
     public func save(_ link: ProviderLink) async throws {
         try await connection.query(
             """
-            INSERT INTO provider_links (kind, external_id, user_id, entitlement_key, transaction_key, account)
-            VALUES (\(link.kind.rawValue), \(link.externalID), \(link.userID), \(link.entitlementKey), \(link.transactionKey), \(link.account))
-            ON CONFLICT (kind, external_id) DO UPDATE SET
+            INSERT INTO provider_links (kind, scope, external_id, user_id, entitlement_key, transaction_key, account)
+            VALUES (\(link.kind.rawValue), \(link.scope), \(link.externalID), \(link.userID), \(link.entitlementKey),
+                \(link.transactionKey), \(link.account))
+            ON CONFLICT (kind, scope, external_id) DO UPDATE SET
                 user_id = COALESCE(EXCLUDED.user_id, provider_links.user_id),
                 entitlement_key = COALESCE(EXCLUDED.entitlement_key, provider_links.entitlement_key),
                 transaction_key = COALESCE(EXCLUDED.transaction_key, provider_links.transaction_key),

@@ -65,7 +65,7 @@ struct RunCommand: AsyncParsableCommand {
         let outbox = ForwardOutbox(targets: settings.forwardTargets, onCreated: { deliveries.wake() })
         let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
-            handlers: EventHandlers.all(logger: logger, outbox: outbox),
+            handlers: EventHandlers.all(logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
         return (events, deliveries)
     }
@@ -83,10 +83,10 @@ struct RunCommand: AsyncParsableCommand {
 
 /// The handlers of the events queue, by source.
 enum EventHandlers {
-    static func all(logger: Logger, outbox: ForwardOutbox = .none) -> [String: any JobHandler] {
+    static func all(logger: Logger, outbox: ForwardOutbox = .none, stripeAccounts: Set<String> = []) -> [String: any JobHandler] {
         let apple = AppleEventHandler(logger: logger, outbox: outbox)
         return [
-            EventSource.stripe.rawValue: StripeEventHandler(logger: logger),
+            EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts),
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
         ]

@@ -156,14 +156,12 @@ extension SystemHarness {
     /// Posts a signed Stripe event and expects it stored.
     func stripe(
         _ type: String, _ object: [String: Any], at created: Date = Date(), id: String = "evt_\(UUID().uuidString.prefix(12))",
-        account: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+        account: String? = nil, livemode: Bool = false, apiVersion: String = "2024-06-20", previousAttributes: [String: Any]? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        var body = try SampleStripeEvents.event(id: id, type: type, created: created, object: object)
-        if let account {
-            var envelope = try JSONSerialization.jsonObject(with: body) as! [String: Any]
-            envelope["account"] = account
-            body = try JSONSerialization.data(withJSONObject: envelope)
-        }
+        let body = try SampleStripeEvents.event(
+            id: id, type: type, created: created, object: object, previousAttributes: previousAttributes, livemode: livemode,
+            apiVersion: apiVersion, account: account)
         let response = try await client.execute(
             uri: "/v1/webhooks/stripe", method: .post,
             headers: [.contentType: "application/json", HTTPField.Name("Stripe-Signature")!: StripeSigner.header(body: body, secret: TestCredentials.stripeSecret)],

@@ -5,13 +5,17 @@ import NIOCore
 import NIOFoundationCompat
 import Shared
 
-/// Applies stored Stripe events: decode, find what the event is about (ids, metadata, links),
-/// lock it, load, decide (``StripeDecider``), save, record and complete — one transaction.
+/// Applies stored Stripe events: decode, find what the event is about (``StripeObjectKind``: its
+/// ids, metadata and the stored links), lock it, load, decide (``StripeDecider``), save, record and
+/// complete — one transaction.
 ///
 /// An event that cannot be linked to a user or product yet throws ``Unlinked``: the job is
 /// retried with backoff (the linking event may still be on its way) and then dead-lettered.
+/// Events of a connected account not in `STRIPE_ACCOUNTS` are recorded as ignored.
 struct StripeEventHandler: JobHandler {
     let logger: Logger
+    /// `STRIPE_ACCOUNTS`: the connected accounts whose events are applied.
+    var accounts: Set<String> = []
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
@@ -22,12 +26,19 @@ struct StripeEventHandler: JobHandler {
                 try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
                 return
             }
+            if let account = event.account, !accounts.contains(account) {
+                try await StateWriter.save(
+                    .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store)
+                return
+            }
             var subject = try await Self.subject(of: event, in: store)
             if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
                 subject.entitlementKey = try await store.transaction(.webCheckout, transactionKey)?.entitlementKey
             }
-            // Lock in a fixed order, so two events that lock the same two keys never deadlock.
-            let keys = Set([subject.entitlementKey ?? subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
+            // The entitlement and the payment are both locked (a payment's events and its invoice's
+            // lock different entitlement keys while the invoice is unknown), in a fixed order so
+            // two events that lock the same keys never deadlock.
+            let keys = Set([subject.entitlementKey, subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
             for key in keys.sorted() { try await store.lock(key) }
             var state = StripeDecider.State()
             if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
@@ -37,56 +48,32 @@ struct StripeEventHandler: JobHandler {
         }
     }
 
-    /// Which entitlement, transaction, user and product an event is about.
+    /// Which entitlement, transaction, user and product an event is about: what its object names
+    /// itself, then what the stored links of its ids (in the event's scope) say.
     static func subject(of event: StripeEvent, in store: StateStore) async throws -> StripeDecider.Subject {
+        let scope = event.scope
+        var subject = StripeDecider.Subject(scope: scope)
+        guard let kind = StripeObjectKind.of(event.object) else { return subject }
         let o = event.object
-        var subject = StripeDecider.Subject(productID: event.metadata("product_id"))
-        var user = event.metadata("user_id")
-        switch o["object"].string {
-        case "payment_intent":
-            let id = o["id"].string
-            subject.transactionKey = id
-            let link = try await id.asyncMap { try await store.link(.stripePaymentIntent, $0) }
-            if let subscription = event.metadata("subscription_id") {
-                subject.entitlementKey = StripeDecider.subscriptionKey(subscription)
-            } else {
-                subject.entitlementKey = link?.entitlementKey ?? id.map(StripeDecider.paymentKey)
-            }
-            user = user ?? link?.userID
-            subject.replacedEntitlementKey = event.metadata("replaces_subscription").map(StripeDecider.subscriptionKey)
-        case "checkout.session":
-            let transactionKey = o["payment_intent"].id ?? o["id"].string
-            subject.transactionKey = transactionKey
-            subject.entitlementKey = o["mode"].string == "subscription"
-                ? o["subscription"].id.map(StripeDecider.subscriptionKey) : transactionKey.map(StripeDecider.paymentKey)
-            user = user ?? o["client_reference_id"].string
-            subject.replacedEntitlementKey = event.metadata("replaces_subscription").map(StripeDecider.subscriptionKey)
-        case "subscription":
-            let id = o["id"].string
-            subject.entitlementKey = id.map(StripeDecider.subscriptionKey)
-            if user == nil, let id { user = try await store.link(.stripeSubscription, id)?.userID }
-            subject.productID = subject.productID ?? o["items.data.0.price.product"].id ?? o["plan.product"].id
-        case "invoice":
-            subject.transactionKey = o["id"].string
-            subject.entitlementKey = (o["subscription"].id ?? o["parent.subscription_details.subscription"].id).map(StripeDecider.subscriptionKey)
-        case "charge", "dispute":
-            let charge = o["object"].string == "charge" ? o["id"].string : o["charge"].id
-            var link = try await charge.asyncMap { try await store.link(.stripeCharge, $0) }
-            if link == nil, let intent = o["payment_intent"].id { link = try await store.link(.stripePaymentIntent, intent) }
-            subject.transactionKey = link?.transactionKey ?? o["payment_intent"].id
-            subject.entitlementKey = link?.entitlementKey
-        case "setup_intent":
-            let link = try await o["id"].string.asyncMap { try await store.link(.stripeSetupIntent, $0) }
-            subject.transactionKey = link?.transactionKey
-            subject.entitlementKey = link?.entitlementKey
-            user = user ?? link?.userID
-        default:
-            break
+        var links: [ProviderLink] = []
+        for (linkKind, id) in kind.ids(in: o) {
+            if let link = try await store.link(linkKind, id, scope: scope.prefix) { links.append(link) }
         }
-        if user == nil, let customer = o["customer"].id {
-            user = try await store.link(.stripeCustomer, customer)?.userID
+        let paymentLinks = links.filter { $0.kind != .stripeCustomer }
+
+        subject.transactionKey = paymentLinks.lazy.compactMap(\.transactionKey).first ?? kind.paymentID(in: o)
+        subject.invoiceID = kind.id(.stripeInvoice, in: o) ?? subject.transactionKey.flatMap { $0.hasPrefix("in_") ? $0 : nil }
+        if let subscription = kind.id(.stripeSubscription, in: o) {
+            subject.entitlementKey = scope.subscriptionKey(subscription)
+        } else if let linked = paymentLinks.lazy.compactMap(\.entitlementKey).first {
+            subject.entitlementKey = linked
+        } else if kind.isPurchase, subject.invoiceID == nil {
+            subject.entitlementKey = subject.transactionKey.map(scope.paymentKey)
         }
-        subject.userID = user
+        subject.userID = kind.userID(in: o) ?? links.lazy.compactMap(\.userID).first
+        subject.productID = kind.productID(in: o, previousAttributes: event.previousAttributes)
+        subject.replacedEntitlementKey = kind.metadata("replaces_subscription", in: o).map(scope.subscriptionKey)
+        subject.isKnown = kind.namesTheApp(o) || !paymentLinks.isEmpty
         return subject
     }
 }

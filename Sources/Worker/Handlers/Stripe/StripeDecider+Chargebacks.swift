@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+
+extension StripeDecider {
+    /// `charge.refunded`: a full refund makes the payment `refunded` and revokes the period it paid
+    /// for when that period is in force; a partial refund records the amount and changes no status.
+    static func refunded(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
+        let o = event.object
+        guard o["refunded"].bool != false else {
+            guard var transaction = state.transaction else {
+                throw Unlinked(reason: "\(event.type) names a payment that is not known yet")
+            }
+            transaction.amountRefunded = o["amount_refunded"].int ?? transaction.amountRefunded
+            transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
+            var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey ?? transaction.providerTransactionID, transactions: [transaction])
+            decision.detail = "a partial refund (\(o["amount_refunded"].int ?? 0) of \(o["amount"].int ?? 0))"
+            decision.links = links(event, subject, user: transaction.userID, entitlementKey: transaction.entitlementKey,
+                                   transactionKey: transaction.providerTransactionID)
+            return decision
+        }
+        var decision = try chargeback(event, subject, state, transactionStatus: .refunded, entitlementStatus: .refunded)
+        if var transaction = decision.transactions.first {
+            transaction.amountRefunded = o["amount_refunded"].int ?? transaction.amount
+            decision.transactions = [transaction]
+        }
+        return decision
+    }
+
+    /// A refund or dispute: the transaction moves, and the entitlement is revoked when the payment
+    /// paid for the period in force (``isPeriodInForce(_:of:)``).
+    static func chargeback(
+        _ event: StripeEvent, _ subject: Subject, _ state: State, transactionStatus: TransactionStatus, entitlementStatus: EntitlementStatus,
+        detail: String? = nil
+    ) throws -> Decision {
+        guard var transaction = state.transaction else {
+            throw Unlinked(reason: "\(event.type) names a payment that is not known yet")
+        }
+        transaction.status = transactionStatus
+        if transactionStatus == .refunded { transaction.refundedAt = transaction.refundedAt ?? event.created }
+        transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
+        var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey ?? transaction.providerTransactionID, transactions: [transaction])
+        decision.detail = detail
+        if var entitlement = state.entitlement {
+            if isPeriodInForce(transaction, of: entitlement) {
+                entitlement.status = entitlementStatus
+                entitlement.lastEventTime = max(event.created, entitlement.lastEventTime ?? event.created)
+                decision.entitlements = [entitlement]
+            } else {
+                decision.detail = [detail, "a payment of an earlier period: the current period keeps its access"]
+                    .compactMap { $0 }.joined(separator: "; ")
+            }
+        }
+        decision.links = links(event, subject, user: transaction.userID, entitlementKey: transaction.entitlementKey,
+                               transactionKey: transaction.providerTransactionID)
+        return decision
+    }
+
+    /// A dispute won (closed `won`, or funds reinstated): the payment counts again, and so does the
+    /// access it revoked.
+    static func reinstated(_ event: StripeEvent, _ subject: Subject, _ state: State, detail: String) throws -> Decision {
+        guard var transaction = state.transaction else { throw Unlinked(reason: "the disputed payment is not known") }
+        if transaction.status == .disputed { transaction.status = .succeeded }
+        transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
+        var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey, transactions: [transaction], detail: detail)
+        if var entitlement = state.entitlement, entitlement.status == .revoked, isPeriodInForce(transaction, of: entitlement) {
+            entitlement.status = entitlement.willRenew == false && entitlement.productType == .autoRenewable ? .cancelled
+                : entitlement.isTrial ? .trialing : .active
+            entitlement.lastEventTime = max(event.created, entitlement.lastEventTime ?? event.created)
+            decision.entitlements = [entitlement]
+        }
+        return decision
+    }
+
+    // MARK: Trials
+
+    static func trialSetUp(_ event: StripeEvent, _ subject: Subject, _ state: State, succeeded: Bool) throws -> Decision {
+        guard var transaction = state.transaction else {
+            throw Unlinked(reason: "setup intent \(event.object["id"].string ?? "?") belongs to no known trial checkout")
+        }
+        transaction.status = succeeded ? .succeeded : .failed
+        transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
+        var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey, transactions: [transaction])
+        if succeeded, var entitlement = state.entitlement, entitlement.isTrial, Self.isLive(entitlement.status) {
+            entitlement.status = .trialing
+            entitlement.lastEventTime = max(event.created, entitlement.lastEventTime ?? event.created)
+            decision.entitlements = [entitlement]
+        }
+        return decision
+    }
+}
