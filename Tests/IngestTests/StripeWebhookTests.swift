@@ -146,4 +146,35 @@ struct StripeWebhookTests {
             #expect(try await db.eventCount() == 0)
         }
     }
+
+    /// 1,500 empty `v1=` entries on a 1 MB body once cost one HMAC of the body per entry per
+    /// secret; now the header is refused before any HMAC, and a header Stripe could send is read
+    /// with one HMAC per secret (the cost is measured in the closing note, not here).
+    @Test func aStuffedSignatureHeaderIsRefusedBeforeAnyHMAC() async throws {
+        let both = "\(IngestHarness.stripeSecret),\(IngestHarness.rotatedStripeSecret)"
+        try await IngestHarness.withIngest(environment: ["STRIPE_WEBHOOK_SECRETS": both]) { client, db async throws in
+            let large = try SampleStripeEvents.event(
+                id: "evt_large", type: "payment_intent.succeeded",
+                object: ["id": "pi_large", "object": "payment_intent", "description": String(repeating: "x", count: 1_000_000)])
+            let t = Int64(Date().timeIntervalSince1970)
+            let stuffed = "t=\(t)," + Array(repeating: "v1=", count: 1_500).joined(separator: ",")
+            var response = try await client.postStripe(large, signature: stuffed)
+            #expect(response.status == .badRequest)
+            #expect(response.errorCode == "malformed_signature")
+
+            // Sixteen entries are read; the values that are not an HMAC-SHA256 in hex are skipped.
+            let body = try Self.event()
+            let good = StripeSigner.signature(body: body, secret: IngestHarness.rotatedStripeSecret, t: t)
+            let fifteen = "t=\(t)," + Array(repeating: "v1=", count: 14).joined(separator: ",")
+            response = try await client.postStripe(body, signature: fifteen + ",v1=\(good)")
+            #expect(response.status == .ok)
+            response = try await client.postStripe(try Self.event(), signature: fifteen + ",v1=,v1=\(good)")
+            #expect(response.status == .badRequest)
+            // Entries that are all malformed are a signature that does not match.
+            response = try await client.postStripe(large, signature: fifteen)
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == "bad_signature")
+            #expect(try await db.eventCount() == 1)
+        }
+    }
 }
