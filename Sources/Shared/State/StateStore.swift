@@ -60,6 +60,17 @@ public struct StateStore: Sendable {
         return nil
     }
 
+    /// The entitlement a transaction belongs to, read without locking the row: for finding what to
+    /// lock, before the advisory locks are taken (a row lock taken first would invert their order).
+    public func entitlementKey(ofTransaction providerID: String, source: PurchaseSource) async throws -> String? {
+        let rows = try await connection.query(
+            """
+            SELECT entitlement_key FROM transactions WHERE source = \(source.rawValue) AND provider_transaction_id = \(providerID)
+            """, logger: logger)
+        for try await key in rows.decode(String?.self) { return key }
+        return nil
+    }
+
     /// Writes a transaction, and a history row when its status is new.
     ///
     /// - Parameter eventID: the queue row of the event that made the change.

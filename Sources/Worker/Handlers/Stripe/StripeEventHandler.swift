@@ -33,7 +33,7 @@ struct StripeEventHandler: JobHandler {
             }
             var subject = try await Self.subject(of: event, in: store)
             if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
-                subject.entitlementKey = try await store.transaction(.webCheckout, transactionKey)?.entitlementKey
+                subject.entitlementKey = try await store.entitlementKey(ofTransaction: transactionKey, source: .webCheckout)
             }
             // The entitlement and the payment are both locked (a payment's events and its invoice's
             // lock different entitlement keys while the invoice is unknown), in a fixed order so
