@@ -58,6 +58,29 @@ struct StripeBillingLifecycleTests {
         }
     }
 
+    /// A subscription the platform sells outside the app, renewed and refunded: all recorded, no
+    /// state, nothing retried or dead-lettered.
+    @Test(arguments: StripeBillingTraffic.Shape.allCases)
+    func aSubscriptionOutsideTheAppIsRecordedOnly(shape: StripeBillingTraffic.Shape) async throws {
+        let traffic = StripeBillingTraffic(shape: shape, ownedByTheApp: false)
+        try await SystemHarness.run(worker: Self.worker) { system in
+            for event in traffic.events(renewals: 2) + [traffic.refund(2)] {
+                try await system.stripe(
+                    event.type, event.object, at: event.created, apiVersion: shape.rawValue, previousAttributes: event.previousAttributes)
+            }
+            try await system.drain()
+            #expect(try await system.db.scalar("SELECT count(*) FROM entitlements") == 0)
+            let transactions = try await system.db.strings("SELECT provider_transaction_id || ' ' || status FROM transactions")
+            #expect(transactions == [])
+            let waiting = try await system.db.strings("SELECT type || ' ' || coalesce(last_error, '') FROM events WHERE state <> 'done'")
+            #expect(waiting == [])
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state <> 'done'") == 0)
+            #expect(try await system.db.scalar("SELECT count(*) FROM queue_attempts") == 0)
+            #expect(try await system.db.scalar(
+                "SELECT count(*) FROM applied_events WHERE outcome = 'recorded' AND detail LIKE 'charge.refunded of payment %not the app''s'") == 1)
+        }
+    }
+
     static func expectThreePaidPeriods(_ system: SystemHarness, _ traffic: StripeBillingTraffic) async throws {
         let e = try await system.entitlement(userID: traffic.user)
         #expect(e["status"] as? String == "active")

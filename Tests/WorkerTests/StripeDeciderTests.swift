@@ -14,6 +14,7 @@ struct StripeDeciderTests {
         var type: String
         var object: JSONValue
         var previous: JSONValue = .null
+        var apiVersion: String?
         var created = T.now
         var subject: StripeDecider.Subject
         var state = StripeDecider.State()
@@ -91,6 +92,18 @@ struct StripeDeciderTests {
             object: json(#"{"id":"pi_9","object":"payment_intent","amount":500,"metadata":{}}"#),
             subject: .init(entitlementKey: StripeScope.platformLive.paymentKey("pi_9"), transactionKey: "pi_9", isKnown: false),
             expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil), detail: "not the app's", links: [])),
+        Row(name: "a PaymentIntent without invoice in a version that would name one is marked outside the app", type: "payment_intent.succeeded",
+            object: json(#"{"id":"pi_9","object":"payment_intent","amount":500,"metadata":{}}"#), apiVersion: "2024-06-20",
+            subject: .init(entitlementKey: StripeScope.platformLive.paymentKey("pi_9"), transactionKey: "pi_9", isKnown: false),
+            expect: .init(outcome: .recorded, links: [.stripeOutsidePayment])),
+        Row(name: "from basil it is not: its invoice may still link it", type: "payment_intent.succeeded",
+            object: json(#"{"id":"pi_9","object":"payment_intent","amount":500,"metadata":{}}"#), apiVersion: "2025-03-31.basil",
+            subject: .init(entitlementKey: StripeScope.platformLive.paymentKey("pi_9"), transactionKey: "pi_9", isKnown: false),
+            expect: .init(outcome: .recorded, links: [])),
+        Row(name: "a Checkout Session that names nothing of the app's is recorded", type: "checkout.session.completed",
+            object: json(#"{"id":"cs_9","object":"checkout.session","mode":"payment","payment_status":"paid","payment_intent":"pi_9","metadata":{}}"#),
+            subject: .init(entitlementKey: StripeScope.platformLive.paymentKey("pi_9"), transactionKey: "pi_9", isKnown: false),
+            expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil), detail: "not the app's")),
         Row(name: "a Billing PaymentIntent moves its invoice's payment and leaves the entitlement to the invoice", type: "payment_intent.succeeded",
             object: json(#"{"id":"pi_2","object":"payment_intent","amount_received":999,"invoice":"in_2","latest_charge":"ch_2","metadata":{}}"#),
             subject: paying("in_2", invoice: "in_2"), state: .init(entitlement: entitlement(.active), transaction: transaction("in_2", .pending)),
@@ -169,12 +182,18 @@ struct StripeDeciderTests {
         Row(name: "a trial's $0 first invoice is recorded", type: "invoice.paid",
             object: invoice("in_0", reason: "subscription_create", paid: 0), subject: paying("in_0", invoice: "in_0"),
             expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil))),
-        Row(name: "an invoice of a subscription that names no user yet waits for it", type: "invoice.paid",
-            object: invoice("in_1"), subject: .init(entitlementKey: key, transactionKey: "in_1", invoiceID: "in_1"),
+        Row(name: "an invoice of the app's subscription that names no user yet waits for it", type: "invoice.paid",
+            object: invoice("in_1"), subject: .init(entitlementKey: key, transactionKey: "in_1", productID: "pro.monthly", invoiceID: "in_1", isKnown: true),
             expect: .init(unlinked: true)),
         Row(name: "an invoice whose subscription metadata names the user creates the entitlement", type: "invoice.paid",
             object: invoice("in_1"), subject: .init(entitlementKey: key, transactionKey: "in_1", userID: "user_1", productID: "pro.monthly", invoiceID: "in_1", isKnown: true),
             expect: .init(outcome: .applied, entitlement: .active, transaction: .succeeded, productID: "pro.monthly", expiresAt: T.nextPeriodEnd)),
+        Row(name: "an invoice of a subscription outside the app is recorded and its payment marked", type: "invoice.paid",
+            object: invoice("in_7"), subject: .init(entitlementKey: key, transactionKey: "in_7", invoiceID: "in_7", isKnown: false),
+            expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil), links: [.stripeOutsidePayment])),
+        Row(name: "a subscription outside the app is recorded", type: "customer.subscription.updated",
+            object: subscription(), subject: .init(entitlementKey: key, productID: "prod_1", isKnown: false),
+            expect: .init(outcome: .recorded, entitlement: .some(nil), detail: "not the app's")),
         Row(name: "an invoice of no subscription is recorded", type: "invoice.paid",
             object: invoice("in_5", reason: "manual"), subject: paying("in_5", invoice: "in_5", entitlement: nil),
             expect: .init(outcome: .recorded, transaction: .some(nil))),
@@ -194,6 +213,13 @@ struct StripeDeciderTests {
             expect: .init(outcome: .applied, entitlement: .some(nil), transaction: .refunded, detail: "earlier period")),
         Row(name: "a refund of a payment not known yet waits for it", type: "charge.refunded",
             object: charge(refunded: true, amountRefunded: 999), subject: paying("pi_1"), expect: .init(unlinked: true)),
+        Row(name: "a refund of a payment outside the app is recorded", type: "charge.refunded",
+            object: charge(refunded: true, amountRefunded: 999),
+            subject: .init(transactionKey: "in_7", invoiceID: "in_7", isKnown: true, paymentIsOutsideTheApp: true),
+            expect: .init(outcome: .recorded, transaction: .some(nil), detail: "not the app's")),
+        Row(name: "so is a dispute of it", type: "charge.dispute.created",
+            object: json(#"{"id":"dp_9","object":"dispute","charge":"ch_9","payment_intent":"pi_9","status":"needs_response"}"#),
+            subject: .init(transactionKey: "pi_9", paymentIsOutsideTheApp: true), expect: .init(outcome: .recorded)),
         Row(name: "a lost dispute keeps the payment disputed and the access revoked", type: "charge.dispute.closed",
             object: json(#"{"id":"dp_1","object":"dispute","charge":"ch_1","payment_intent":"pi_1","status":"lost"}"#), subject: paying("pi_1"),
             state: .init(entitlement: entitlement(.revoked), transaction: transaction("pi_1", .disputed)),
@@ -211,7 +237,8 @@ struct StripeDeciderTests {
     @Test(arguments: rows)
     func decide(_ row: Row) throws {
         let event = StripeEvent(
-            eventID: 1, id: "evt_1", type: row.type, created: row.created, object: row.object, previousAttributes: row.previous)
+            eventID: 1, id: "evt_1", type: row.type, created: row.created, apiVersion: row.apiVersion, object: row.object,
+            previousAttributes: row.previous)
         let e = row.expect
         if e.unlinked {
             #expect(throws: Unlinked.self) { try StripeDecider.decide(event, row.subject, row.state) }

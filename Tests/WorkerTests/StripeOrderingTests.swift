@@ -28,7 +28,7 @@ struct StripeOrderingTests {
                 object: try JSONDecoder().decode(JSONValue.self, from: JSONSerialization.data(withJSONObject: object)))
             let scope = StripeScope(account: nil, livemode: false)
             let subject = StripeDecider.Subject(
-                scope: scope, entitlementKey: scope.subscriptionKey("sub_many"), userID: "user_1", productID: "pro.monthly")
+                scope: scope, entitlementKey: scope.subscriptionKey("sub_many"), userID: "user_1", productID: "pro.monthly", isKnown: true)
             reference = try StripeDecider.decide(event, subject, .init(entitlement: reference)).entitlements.first ?? reference
         }
         let expected = try #require(reference)

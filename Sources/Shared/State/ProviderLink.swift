@@ -11,6 +11,9 @@ public struct ProviderLink: Sendable, Equatable {
         case stripeCheckoutSession = "stripe_checkout_session"
         case stripeSetupIntent = "stripe_setup_intent"
         case stripeInvoice = "stripe_invoice"
+        /// A Stripe payment (its transaction key) that Sluice recorded as not the app's: a refund or
+        /// dispute of it is recorded too, never waited for.
+        case stripeOutsidePayment = "stripe_outside_payment"
         case appleOriginalTransaction = "apple_original_transaction"
     }
 

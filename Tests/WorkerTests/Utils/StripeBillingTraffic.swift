@@ -51,7 +51,10 @@ struct StripeBillingTraffic {
     func paymentIntent(_ index: Int) -> String { "pi_b\(index)" }
     func charge(_ index: Int) -> String { "ch_b\(index)" }
 
-    var appMetadata: [String: Any] { ["user_id": user, "product_id": product] }
+    /// `false` for a subscription the platform sells outside the app: no app metadata anywhere.
+    var ownedByTheApp = true
+
+    var appMetadata: [String: Any] { ownedByTheApp ? ["user_id": user, "product_id": product] : [:] }
 
     // MARK: The whole story
 
@@ -227,7 +230,8 @@ struct StripeBillingTraffic {
     func checkoutSessionObject() -> [String: Any] {
         [
             "id": "cs_b", "object": "checkout.session", "mode": "subscription", "status": "complete", "payment_status": "paid",
-            "amount_total": amount, "amount_subtotal": amount, "currency": "usd", "customer": customer, "client_reference_id": user,
+            "amount_total": amount, "amount_subtotal": amount, "currency": "usd", "customer": customer,
+            "client_reference_id": ownedByTheApp ? user : NSNull(),
             "customer_details": ["email": "buyer@example.com"], "subscription": subscription, "invoice": invoice(0),
             "payment_intent": NSNull(), "setup_intent": NSNull(), "livemode": false, "metadata": appMetadata,
         ]

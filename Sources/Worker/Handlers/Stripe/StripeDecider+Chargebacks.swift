@@ -8,9 +8,7 @@ extension StripeDecider {
     static func refunded(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
         let o = event.object
         guard o["refunded"].bool != false else {
-            guard var transaction = state.transaction else {
-                throw Unlinked(reason: "\(event.type) names a payment that is not known yet")
-            }
+            guard var transaction = state.transaction else { return try unknownPayment(event, subject) }
             transaction.amountRefunded = o["amount_refunded"].int ?? transaction.amountRefunded
             transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
             var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey ?? transaction.providerTransactionID, transactions: [transaction])
@@ -33,9 +31,7 @@ extension StripeDecider {
         _ event: StripeEvent, _ subject: Subject, _ state: State, transactionStatus: TransactionStatus, entitlementStatus: EntitlementStatus,
         detail: String? = nil
     ) throws -> Decision {
-        guard var transaction = state.transaction else {
-            throw Unlinked(reason: "\(event.type) names a payment that is not known yet")
-        }
+        guard var transaction = state.transaction else { return try unknownPayment(event, subject) }
         transaction.status = transactionStatus
         if transactionStatus == .refunded { transaction.refundedAt = transaction.refundedAt ?? event.created }
         transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
@@ -59,7 +55,7 @@ extension StripeDecider {
     /// A dispute won (closed `won`, or funds reinstated): the payment counts again, and so does the
     /// access it revoked.
     static func reinstated(_ event: StripeEvent, _ subject: Subject, _ state: State, detail: String) throws -> Decision {
-        guard var transaction = state.transaction else { throw Unlinked(reason: "the disputed payment is not known") }
+        guard var transaction = state.transaction else { return try unknownPayment(event, subject) }
         if transaction.status == .disputed { transaction.status = .succeeded }
         transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
         var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey, transactions: [transaction], detail: detail)

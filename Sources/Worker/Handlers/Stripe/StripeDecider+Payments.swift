@@ -65,7 +65,7 @@ extension StripeDecider {
     /// payment, as a payment of the app's when it names one, and recorded otherwise.
     static func paymentMoved(_ event: StripeEvent, _ subject: Subject, _ state: State, to status: TransactionStatus) throws -> Decision {
         if subject.invoiceID != nil { return try invoicePayment(event, subject, state, status: status) }
-        guard subject.isKnown else { return notTheApps(event) }
+        guard subject.isKnown else { return notTheApps(event, subject) }
         return try payment(event, subject, state, status: status)
     }
 

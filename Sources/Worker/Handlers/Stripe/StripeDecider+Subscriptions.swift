@@ -23,6 +23,7 @@ extension StripeDecider {
     static func subscription(_ event: StripeEvent, _ subject: Subject, _ state: State, status: EntitlementStatus?) throws -> Decision {
         let o = event.object
         guard let key = subject.entitlementKey else { throw Unlinked(reason: "\(event.type) names no subscription") }
+        if state.entitlement == nil && !subject.isKnown { return notTheApps(event, subject) }
         guard let status else { return .recorded("subscription \(o["status"].string ?? "?") grants nothing yet", entityKey: key) }
         guard let user = subject.userID ?? state.entitlement?.userID else {
             throw Unlinked(reason: "subscription \(o["id"].string ?? "?") names no user (metadata.user_id or a known customer)")
@@ -82,6 +83,7 @@ extension StripeDecider {
             return .recorded("invoice \(invoice) belongs to no subscription", entityKey: subject.transactionKey)
         }
         guard let transactionKey = subject.transactionKey else { throw Unlinked(reason: "the invoice has no id") }
+        if state.entitlement == nil && !subject.isKnown { return notTheApps(event, subject) }
         if o["billing_reason"].string == "subscription_create", o["amount_paid"].int == 0 {
             return .recorded("the $0 first invoice of a trial: the trial is applied from its checkout and card setup", entityKey: key)
         }

@@ -22,8 +22,12 @@ enum StripeDecider {
         var replacedEntitlementKey: String?
         /// The invoice a payment belongs to (Stripe Billing): its transaction is the invoice's.
         var invoiceID: String?
-        /// Whether the object names the app at all: its metadata, or a link Sluice wrote for one of its ids.
+        /// Whether the object names the app at all: its metadata, or a link of one of its ids (other
+        /// than its customer's) that leads to an entitlement or a user.
         var isKnown = false
+        /// Whether the payment was recorded as not the app's (``notTheApps(_:_:)``); loaded only
+        /// when no transaction exists for it.
+        var paymentIsOutsideTheApp = false
     }
 
     /// What was loaded for a ``Subject``, under its locks.
@@ -45,7 +49,7 @@ enum StripeDecider {
     static func decide(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
         var decision = try transition(event, subject, state)
         // What an event says about how Stripe's ids belong together holds whatever its outcome.
-        if decision.outcome != .applied, decision.links.isEmpty, subject.isKnown || subject.invoiceID != nil {
+        if decision.outcome != .applied, decision.links.isEmpty, subject.isKnown {
             decision.links = links(
                 event, subject, user: subject.userID ?? state.entitlement?.userID ?? state.transaction?.userID,
                 entitlementKey: subject.entitlementKey, transactionKey: subject.transactionKey)
@@ -58,7 +62,7 @@ enum StripeDecider {
         switch event.type {
         case "payment_intent.succeeded":
             if subject.invoiceID != nil { return try invoicePayment(event, subject, state, status: .succeeded) }
-            guard subject.isKnown else { return notTheApps(event) }
+            guard subject.isKnown else { return notTheApps(event, subject) }
             return try purchase(event, subject, state, amount: o["amount_received"].int ?? o["amount"].int, currency: o["currency"].string,
                                 expiresAt: nil, trial: false)
         case "payment_intent.processing":
@@ -67,6 +71,8 @@ enum StripeDecider {
             return try paymentMoved(event, subject, state, to: .failed)
         case "invoice_payment.paid":
             return try invoicePayment(event, subject, state, status: .succeeded)
+        case _ where event.type.hasPrefix("checkout.session.") && !subject.isKnown:
+            return notTheApps(event, subject)
         case "checkout.session.completed", "checkout.session.async_payment_succeeded":
             return try checkoutCompleted(event, subject, state)
         case "checkout.session.async_payment_failed":
@@ -112,12 +118,28 @@ enum StripeDecider {
         }
     }
 
-    /// A PaymentIntent that names nothing of the app's and belongs to no invoice: a payment made
-    /// outside the app. Recorded with why, never retried or dead-lettered.
-    static func notTheApps(_ event: StripeEvent) -> Decision {
-        .recorded(
+    /// An object that names nothing of the app's and that no link leads to: a payment or
+    /// subscription made outside the app. Recorded with why, never retried or dead-lettered; its
+    /// payment is marked so that a refund or dispute of it is recorded too.
+    static func notTheApps(_ event: StripeEvent, _ subject: Subject) -> Decision {
+        var decision = Decision.recorded(
             "\(event.object["object"].string ?? "object") \(event.object["id"].string ?? "?") is not the app's: no metadata "
-                + "(user_id, product_id, subscription_id), no invoice and no link to a purchase")
+                + "(user_id, product_id, subscription_id) and no link to a purchase")
+        // From basil on, a Billing PaymentIntent arrives without its invoice until
+        // `invoice_payment.paid` links it: only an invoice, or a PaymentIntent rendered in a version
+        // that would name its invoice, is known not to be the app's payment.
+        let provenOutside = event.object["object"].string != "payment_intent" || event.paymentsNameTheirInvoice
+        if let payment = subject.transactionKey, provenOutside {
+            decision.links = [ProviderLink(.stripeOutsidePayment, payment, account: event.account, scope: subject.scope.prefix)]
+        }
+        return decision
+    }
+
+    /// A refund or dispute of a payment Sluice does not know: recorded when the payment was
+    /// recorded as not the app's, otherwise waited for (retried, then dead-lettered).
+    static func unknownPayment(_ event: StripeEvent, _ subject: Subject) throws -> Decision {
+        guard subject.paymentIsOutsideTheApp else { throw Unlinked(reason: "\(event.type) names a payment that is not known yet") }
+        return .recorded("\(event.type) of payment \(subject.transactionKey ?? "?"), which is not the app's")
     }
 
     // MARK: Helpers

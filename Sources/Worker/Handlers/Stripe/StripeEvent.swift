@@ -58,6 +58,10 @@ struct StripeEvent: Sendable {
             object: envelope.data.object, previousAttributes: envelope.data.previous_attributes ?? .null)
     }
 
+    /// Whether PaymentIntents and Charges are rendered with their `invoice` (API versions before
+    /// `2025-03-31.basil`), so that one without it is known not to pay an invoice.
+    var paymentsNameTheirInvoice: Bool { apiVersion.map { $0.prefix(10) < "2025-03-31" } ?? false }
+
     /// Whose state the event may touch.
     var scope: StripeScope { StripeScope(account: account, livemode: livemode) }
 

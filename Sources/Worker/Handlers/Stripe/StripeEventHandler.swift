@@ -44,6 +44,9 @@ struct StripeEventHandler: JobHandler {
             if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
             if let key = subject.transactionKey { state.transaction = try await store.transaction(.webCheckout, key) }
             if let key = subject.replacedEntitlementKey { state.replaced = try await store.entitlement(key) }
+            if state.transaction == nil, let key = subject.transactionKey {
+                subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
+            }
             try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store)
         }
     }
@@ -73,7 +76,8 @@ struct StripeEventHandler: JobHandler {
         subject.userID = kind.userID(in: o) ?? links.lazy.compactMap(\.userID).first
         subject.productID = kind.productID(in: o, previousAttributes: event.previousAttributes)
         subject.replacedEntitlementKey = kind.metadata("replaces_subscription", in: o).map(scope.subscriptionKey)
-        subject.isKnown = kind.namesTheApp(o) || !paymentLinks.isEmpty
+        // A link that only ties a payment to its invoice says nothing of whose it is.
+        subject.isKnown = kind.namesTheApp(o) || paymentLinks.contains { $0.entitlementKey != nil || $0.userID != nil }
         return subject
     }
 }
