@@ -15,8 +15,13 @@ public struct StateStore: Sendable {
     }
 
     /// Serialises every transaction that works on `key` until this one commits or rolls back.
+    ///
+    /// - Throws: the database's error when the lock cannot be taken (a deadlock, a lock timeout).
     public func lock(_ key: String) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        let rows = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        // The lock is taken while the statement runs, after its result is described: an error
+        // waiting for it arrives with the rows, so they are read (else the next statement fails instead).
+        for try await _ in rows {}
     }
 
     // MARK: Entitlements

@@ -28,7 +28,8 @@ public struct Migrator: Sendable {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
+                // Read the row: an error waiting for the lock arrives with it.
+                for try await _ in try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger) {}
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
