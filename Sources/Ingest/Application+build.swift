@@ -51,7 +51,9 @@ func buildRouter(
         apiKeys: APIKeyCheck(keys: settings.apiKeys))
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
-    ReadController<IngestContext>(reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys))
+    ReadController<IngestContext>(
+        reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys),
+        leeway: Double(settings.entitlementLeewaySeconds))
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(

@@ -17,6 +17,9 @@ struct IngestSettings: Sendable {
     var apiKeys: [String]
     var maxBodyBytes: Int
     var requestTimeoutSeconds: Int
+    /// `ENTITLEMENT_LEEWAY_SECONDS`: how long past `expires_at` an entitlement still reads active
+    /// while the provider's renewal arrives.
+    var entitlementLeewaySeconds: Int
     var logLevel: String
     var logFormat: String
 
@@ -31,6 +34,7 @@ struct IngestSettings: Sendable {
           APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (required for Apple)
           APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
           API_KEYS                  comma-separated keys of the StoreKit sync and read API (none: they answer 401)
+          ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
           REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
@@ -59,6 +63,7 @@ struct IngestSettings: Sendable {
         apiKeys = environment.list("API_KEYS")
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
         requestTimeoutSeconds = try environment.int("REQUEST_TIMEOUT_SECONDS", default: 10, range: 1...300)
+        entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

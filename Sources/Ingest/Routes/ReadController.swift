@@ -8,6 +8,8 @@ import Shared
 struct ReadController<Context: RequestContext>: Sendable {
     let reader: StateReader
     let apiKeys: APIKeyCheck
+    /// How long past `expires_at` an entitlement still reads active (`ENTITLEMENT_LEEWAY_SECONDS`).
+    var leeway: TimeInterval = 0
 
     static var entitlementsPath: RouterPath { "/v1/iap/entitlements" }
     static var historyPath: RouterPath { "/v1/iap/transaction-history" }
@@ -29,7 +31,7 @@ struct ReadController<Context: RequestContext>: Sendable {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
         let now = Date()
-        return try Self.json(["entitlements": found.map { EntitlementBody($0, now: now) }])
+        return try Self.json(["entitlements": found.map { EntitlementBody($0, now: now, leeway: leeway) }])
     }
 
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
@@ -68,9 +70,9 @@ struct EntitlementBody: Encodable {
     let entitlement: StateReader.Entitlement
     let isActive: Bool
 
-    init(_ entitlement: StateReader.Entitlement, now: Date) {
+    init(_ entitlement: StateReader.Entitlement, now: Date, leeway: TimeInterval) {
         self.entitlement = entitlement
-        self.isActive = entitlement.state.isActive(at: now)
+        self.isActive = entitlement.state.isActive(at: now, leeway: leeway)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -35,11 +35,19 @@ public struct EntitlementState: Sendable, Equatable {
         self.status = status
     }
 
-    /// What apps gate on: `active`, `trialing`, `grace_period`, and `cancelled` until `expires_at`.
-    public func isActive(at now: Date) -> Bool {
+    /// What apps gate on, from the status **and** the clock (TRANSITIONS.md): `active`, `trialing`
+    /// and `cancelled` until `expires_at` (none for a lifetime purchase), `grace_period` until the
+    /// grace period ends, each plus `leeway` for a renewal the provider reports just after the
+    /// period ends; every other status never. A missed ending event never grants access beyond
+    /// the period paid for.
+    ///
+    /// - Parameters:
+    ///   - now: the time of the question.
+    ///   - leeway: how long past its end a period still counts (`ENTITLEMENT_LEEWAY_SECONDS`).
+    public func isActive(at now: Date, leeway: TimeInterval = 0) -> Bool {
         switch status {
-        case .active, .trialing, .gracePeriod: true
-        case .cancelled: expiresAt.map { $0 > now } ?? true
+        case .active, .trialing, .cancelled: expiresAt.map { $0.addingTimeInterval(leeway) > now } ?? true
+        case .gracePeriod: (gracePeriodExpiresAt ?? expiresAt).map { $0.addingTimeInterval(leeway) > now } ?? true
         case .pastDue, .paused, .expired, .revoked, .refunded: false
         }
     }
