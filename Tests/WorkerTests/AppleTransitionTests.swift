@@ -208,6 +208,43 @@ struct AppleTransitionTests {
         }
     }
 
+    /// REFUND carries the refunded transaction, not the newest: refunding an earlier period after
+    /// a renewal into another plan marks that payment only; refunding the current one ends access.
+    @Test func aRefundOfAnEarlierPeriodLeavesTheCurrentOne() async throws {
+        try await SystemHarness.run { system in
+            let user = Self.user()
+            var first = subscription("7201", user: user, product: "pro.monthly", purchased: Self.at(0))
+            var renewal = subscription("7202", user: user, product: "pro.quarterly", purchased: Self.at(1),
+                                       expires: Self.at(1).addingTimeInterval(90 * 86_400))
+            renewal.originalTransactionId = "7201"
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: Self.at(0))
+            try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(1))
+            first.revocationDate = Self.at(2).appleMilliseconds
+            first.revocationReason = 0
+            try await system.notify("REFUND", transaction: first, at: Self.at(2))
+            try await system.drain()
+            var e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "active")
+            #expect(e["is_active"] as? Bool == true)
+            #expect(e["product_id"] as? String == "pro.quarterly")
+            #expect(e["expires_at"] as? String == rfc3339(Date(timeIntervalSince1970: Double(renewal.expiresDate!) / 1000)))
+            var t = try await system.transactions(userID: user)
+            #expect(t.map { $0["provider_transaction_id"] as? String } == ["7202", "7201"])
+            #expect(t.map { $0["status"] as? String } == ["succeeded", "refunded"])
+
+            renewal.revocationDate = Self.at(3).appleMilliseconds
+            renewal.revocationReason = 1
+            try await system.notify("REFUND", transaction: renewal, at: Self.at(3))
+            try await system.drain()
+            e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "refunded")
+            #expect(e["is_active"] as? Bool == false)
+            #expect(e["product_id"] as? String == "pro.quarterly")
+            t = try await system.transactions(userID: user)
+            #expect(t.map { $0["status"] as? String } == ["refunded", "refunded"])
+        }
+    }
+
     @Test func aRefundDeclinedIsRecordedOnly() async throws {
         try await SystemHarness.run { system in
             let user = Self.user()

@@ -59,9 +59,13 @@ struct AppleDecider {
         transaction.userID = entitlement.userID
         transaction.entitlementKey = key
         var outcome = EventOutcome.applied
-        // Every notification carries Apple's newest transaction and renewal info for the
+        // A refund or revocation carries the transaction it is about, which may be an earlier
+        // period's: it marks that transaction, and ends access only when it is the period in force.
+        let aboutItsOwnTransaction = Self.aboutItsOwnTransaction.contains(event.type)
+        let inForce = Self.isPeriodInForce(tx, of: state.entitlement)
+        // Every other notification carries Apple's newest transaction and renewal info for the
         // subscription: what they say is taken as is, so the newest event alone decides them.
-        if productType == .autoRenewable, Self.changesState(event.type) {
+        if productType == .autoRenewable, Self.changesState(event.type), !aboutItsOwnTransaction || state.entitlement == nil {
             entitlement.productID = productID
             if let expires = tx.expiresDate { entitlement.expiresAt = expires }
             if let renewal = event.renewal {
@@ -120,22 +124,22 @@ struct AppleDecider {
             entitlement.status = .expired
             entitlement.willRenew = false
         case ("REFUND", _):
-            entitlement.status = .refunded
+            if inForce { entitlement.status = .refunded }
             transaction.status = .refunded
             transaction.refundedAt = tx.revocationDate ?? event.time
         case ("REFUND_REVERSED", _):
-            entitlement.status = entitlement.willRenew == false ? .cancelled : .active
+            if inForce { entitlement.status = entitlement.willRenew == false ? .cancelled : .active }
             transaction.status = .succeeded
             transaction.refundedAt = nil
         case ("REVOKE", _):
-            entitlement.status = .revoked
+            if inForce { entitlement.status = .revoked }
         case ("OFFER_REDEEMED", _):
             entitlement.offer = tx.offerIdentifier ?? event.subtype
         default:
             outcome = .recorded
         }
         // A revoked transaction never grants access, whatever the notification says.
-        if tx.revocationDate != nil, event.type != "REFUND_REVERSED" {
+        if tx.revocationDate != nil, event.type != "REFUND_REVERSED", inForce {
             entitlement.status = event.type == "REFUND" ? .refunded : (entitlement.status == .refunded ? .refunded : .revoked)
         }
         guard outcome == .applied else {
@@ -152,6 +156,17 @@ struct AppleDecider {
             decision.newlyLinkedUsers[key] = user
         }
         return decision
+    }
+
+    /// Notifications whose transaction is the one they are about (refunded, revoked), not the
+    /// subscription's newest: they never move the expiry back or replace the current product.
+    static let aboutItsOwnTransaction: Set<String> = ["REFUND", "REFUND_REVERSED", "REVOKE"]
+
+    /// Whether a transaction paid for the period in force: its expiry is the entitlement's (or
+    /// later), or either has none (a one-time purchase, an entitlement not known yet).
+    static func isPeriodInForce(_ tx: AppleTransactionPayload, of entitlement: EntitlementState?) -> Bool {
+        guard let paidUntil = tx.expiresDate, let expiresAt = entitlement?.expiresAt else { return true }
+        return paidUntil >= expiresAt
     }
 
     /// The notification types that change an entitlement; all others are recorded only.
