@@ -4,7 +4,7 @@ import Testing
 
 @testable import Worker
 
-/// How `worker run` reads `WORKER_LISTEN` and `WORKER_POLL_INTERVAL_MS`.
+/// How `worker run` reads `WORKER_LISTEN`, `WORKER_POLL_INTERVAL_MS` and `STRIPE_ACCOUNTS`.
 struct WorkerSettingsTests {
     static func settings(_ values: [String: String]) throws -> WorkerSettings {
         try WorkerSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
@@ -25,7 +25,15 @@ struct WorkerSettingsTests {
         #expect(try Self.settings(["WORKER_POLL_INTERVAL_MS": "250"]).pollInterval == .milliseconds(250))
     }
 
-    @Test(arguments: [["WORKER_LISTEN": "maybe"], ["WORKER_POLL_INTERVAL_MS": "5"], ["WORKER_POLL_INTERVAL_MS": "soon"]])
+    @Test func stripeAccountsAreTheListedConnectAccounts() throws {
+        #expect(try Self.settings([:]).stripeAccounts.isEmpty)
+        #expect(try Self.settings(["STRIPE_ACCOUNTS": " acct_1, acct_2 ,"]).stripeAccounts == ["acct_1", "acct_2"])
+    }
+
+    @Test(arguments: [
+        ["WORKER_LISTEN": "maybe"], ["WORKER_POLL_INTERVAL_MS": "5"], ["WORKER_POLL_INTERVAL_MS": "soon"],
+        ["STRIPE_ACCOUNTS": "acct_1,cus_2"],
+    ])
     func aBadValueIsRefusedNamingItsVariable(setting: [String: String]) throws {
         let error = #expect(throws: ConfigurationError.self) { try Self.settings(setting) }
         #expect(error?.variable == setting.keys.first)

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+import Shared
+import Testing
+
+@testable import Ingest
+
+/// How `ingest` reads `ENTITLEMENT_LEEWAY_SECONDS`.
+struct IngestSettingsTests {
+    static func settings(_ values: [String: String]) throws -> IngestSettings {
+        try IngestSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
+    }
+
+    @Test func theLeewayIsAnHourByDefault() throws {
+        #expect(try Self.settings([:]).entitlementLeewaySeconds == 3_600)
+        #expect(try Self.settings(["ENTITLEMENT_LEEWAY_SECONDS": "0"]).entitlementLeewaySeconds == 0)
+    }
+
+    @Test(arguments: ["-1", "604801", "an hour"])
+    func aBadLeewayIsRefusedNamingItsVariable(text: String) throws {
+        let error = #expect(throws: ConfigurationError.self) { try Self.settings(["ENTITLEMENT_LEEWAY_SECONDS": text]) }
+        #expect(error?.variable == "ENTITLEMENT_LEEWAY_SECONDS")
+    }
+}
