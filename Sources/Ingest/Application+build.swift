@@ -53,7 +53,7 @@ func buildRouter(
     HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
     ReadController<IngestContext>(
         reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys),
-        leeway: Double(settings.entitlementLeewaySeconds))
+        leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment)
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(

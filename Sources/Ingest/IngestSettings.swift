@@ -20,6 +20,8 @@ struct IngestSettings: Sendable {
     /// `ENTITLEMENT_LEEWAY_SECONDS`: how long past `expires_at` an entitlement still reads active
     /// while the provider's renewal arrives.
     var entitlementLeewaySeconds: Int
+    /// `READ_API_ENVIRONMENT`: the read API's `environment` when a request gives none.
+    var readEnvironment: EnvironmentFilter
     var logLevel: String
     var logFormat: String
 
@@ -34,6 +36,7 @@ struct IngestSettings: Sendable {
           APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (required for Apple)
           APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
           API_KEYS                  comma-separated keys of the StoreKit sync and read API (none: they answer 401)
+          READ_API_ENVIRONMENT      production, sandbox or all: the read API's environment when a request names none (default all)
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
           REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
@@ -64,6 +67,11 @@ struct IngestSettings: Sendable {
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
         requestTimeoutSeconds = try environment.int("REQUEST_TIMEOUT_SECONDS", default: 10, range: 1...300)
         entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
+        let readEnvironment = environment.string("READ_API_ENVIRONMENT")?.lowercased() ?? EnvironmentFilter.all.rawValue
+        guard let filter = EnvironmentFilter(rawValue: readEnvironment) else {
+            throw ConfigurationError(variable: "READ_API_ENVIRONMENT", reason: "must be one of \(EnvironmentFilter.accepted)")
+        }
+        self.readEnvironment = filter
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -154,7 +154,7 @@ struct AppleOrderingTests {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .millisecondsSince1970
             return AppleDecider.Event(
-                eventID: id, type: type, subtype: subtype, time: time,
+                eventID: id, type: type, subtype: subtype, time: time, environment: .sandbox,
                 transaction: try! decoder.decode(AppleTransactionPayload.self, from: json.encode(tx)),
                 renewal: try! decoder.decode(AppleRenewalInfoPayload.self, from: json.encode(r)))
         }

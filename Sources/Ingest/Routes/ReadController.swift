@@ -4,12 +4,15 @@ import Hummingbird
 import NIOCore
 import Shared
 
-/// `GET /v1/iap/entitlements?user_id=|email=` and `GET /v1/iap/transaction-history?user_id=&limit=`.
+/// `GET /v1/iap/entitlements?user_id=|email=[&environment=]` and
+/// `GET /v1/iap/transaction-history?user_id=[&limit=][&starting_after=][&environment=]`.
 struct ReadController<Context: RequestContext>: Sendable {
     let reader: StateReader
     let apiKeys: APIKeyCheck
     /// How long past `expires_at` an entitlement still reads active (`ENTITLEMENT_LEEWAY_SECONDS`).
     var leeway: TimeInterval = 0
+    /// The environment a request that names none reads (`READ_API_ENVIRONMENT`).
+    var defaultEnvironment: EnvironmentFilter = .all
 
     static var entitlementsPath: RouterPath { "/v1/iap/entitlements" }
     static var historyPath: RouterPath { "/v1/iap/transaction-history" }
@@ -22,11 +25,12 @@ struct ReadController<Context: RequestContext>: Sendable {
     @Sendable func entitlements(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.require(request)
         let query = request.uri.queryParameters
+        let environment = try environment(query)
         let found: [StateReader.Entitlement]
         if let user = query["user_id"].map(String.init), !user.isEmpty {
-            found = try await reader.entitlements(userID: user)
+            found = try await reader.entitlements(userID: user, environment: environment.only)
         } else if let email = query["email"].map(String.init), !email.isEmpty {
-            found = try await reader.entitlements(email: email)
+            found = try await reader.entitlements(email: email, environment: environment.only)
         } else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
@@ -47,8 +51,25 @@ struct ReadController<Context: RequestContext>: Sendable {
             }
             limit = value
         }
-        let found = try await reader.transactions(userID: user, limit: limit)
+        var startingAfter: UUID?
+        if let text = query["starting_after"] {
+            guard let id = UUID(uuidString: String(text)) else {
+                throw APIError(.badRequest, code: "invalid_cursor", message: "starting_after must be the id of a transaction")
+            }
+            startingAfter = id
+        }
+        let found = try await reader.transactions(
+            userID: user, environment: try environment(query).only, limit: limit, startingAfter: startingAfter)
         return try Self.json(["transactions": found.map(TransactionBody.init)])
+    }
+
+    /// The request's `environment`, or the deployment's default.
+    private func environment(_ query: Parameters) throws -> EnvironmentFilter {
+        guard let text = query["environment"] else { return defaultEnvironment }
+        guard let filter = EnvironmentFilter(rawValue: String(text)) else {
+            throw APIError(.badRequest, code: "invalid_environment", message: "environment must be one of \(EnvironmentFilter.accepted)")
+        }
+        return filter
     }
 
     static func json(_ value: some Encodable) throws -> Response {
@@ -76,8 +97,15 @@ struct EntitlementBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, product_id, product_type, source, status, is_active, expires_at, purchased_at, will_renew, is_trial
-        case trial_ends_at, cancelled_at
+        case id, product_id, product_type, source, environment, status, is_active, expires_at, purchased_at, will_renew
+        case is_trial, trial_ends_at, cancelled_at, renews_into_product_id, grace_period_expires_at, offer
+        case expiration_reason, billing_issue_detected_at, ownership, price_increase_status
+    }
+
+    /// `{"type": "introductory", "id": "…"}`: the offer the period in force was bought with.
+    struct Offer: Encodable {
+        var type: String?
+        var id: String?
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -87,14 +115,23 @@ struct EntitlementBody: Encodable {
         try c.encode(e.productID, forKey: .product_id)
         try c.encode(e.productType.rawValue, forKey: .product_type)
         try c.encode(e.source.rawValue, forKey: .source)
+        try c.encode(e.environment.rawValue, forKey: .environment)
         try c.encode(e.status.rawValue, forKey: .status)
         try c.encode(isActive, forKey: .is_active)
         try c.encode(rfc3339(e.expiresAt), forKey: .expires_at)
         try c.encode(rfc3339(e.purchasedAt), forKey: .purchased_at)
-        try c.encode(e.willRenew, forKey: .will_renew)
+        // Only a subscription renews: a one-time purchase reads false, as clients expect a boolean.
+        try c.encode(e.productType == .autoRenewable && e.willRenew == true, forKey: .will_renew)
         try c.encode(e.isTrial, forKey: .is_trial)
         try c.encode(rfc3339(e.trialEndsAt), forKey: .trial_ends_at)
         try c.encode(rfc3339(e.cancelledAt), forKey: .cancelled_at)
+        try c.encode(e.pendingProductID, forKey: .renews_into_product_id)
+        try c.encode(rfc3339(e.gracePeriodExpiresAt), forKey: .grace_period_expires_at)
+        try c.encode(e.offer == nil && e.offerType == nil ? nil : Offer(type: e.offerType, id: e.offer), forKey: .offer)
+        try c.encode(e.expirationReason?.rawValue, forKey: .expiration_reason)
+        try c.encode(rfc3339(e.billingIssueDetectedAt), forKey: .billing_issue_detected_at)
+        try c.encode((e.ownership ?? .purchased).rawValue, forKey: .ownership)
+        try c.encode(e.priceIncreaseStatus?.rawValue, forKey: .price_increase_status)
     }
 }
 
@@ -107,8 +144,8 @@ struct TransactionBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, product_id, product_type, source, status, amount, amount_refunded, currency, purchased_at, refunded_at
-        case provider_transaction_id
+        case id, product_id, product_type, source, environment, status, amount, amount_refunded, currency, purchased_at
+        case refunded_at, provider_transaction_id
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -118,6 +155,7 @@ struct TransactionBody: Encodable {
         try c.encode(t.productID, forKey: .product_id)
         try c.encode(t.productType?.rawValue, forKey: .product_type)
         try c.encode(t.source.rawValue, forKey: .source)
+        try c.encode(t.environment.rawValue, forKey: .environment)
         try c.encode(t.status.rawValue, forKey: .status)
         try c.encode(t.amount, forKey: .amount)
         try c.encode(t.amountRefunded, forKey: .amount_refunded)

@@ -53,13 +53,13 @@ struct WebhookController<Context: RequestContext>: Sendable {
     @Sendable func receiveStoreKit(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.require(request)
         let apple = try configuredApple(context)
-        let sandbox = Self.isSandbox(request)
+        // Either environment: the signed transaction says which (`?sandbox=true` is accepted and ignored).
         let body = try await receiver.readBody(request, source: .storekit)
-        let record = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
-            try await apple.verifyStoreKitTransaction(body: body, sandbox: sandbox)
+        let (record, transactionID) = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
+            try await apple.verifyStoreKitTransaction(body: body)
         }
         let result = try await receiver.store(record, logger: context.logger)
-        let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": record.externalID])
+        let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID])
         return Self.json(result == .stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))
     }
 

@@ -10,6 +10,8 @@ public struct EntitlementState: Sendable, Equatable {
     public var productID: String
     public var productType: ProductType
     public var source: PurchaseSource
+    /// Set from the provider's payload (Apple `environment`, Stripe `livemode`); part of the entity key.
+    public var environment: PurchaseEnvironment
     public var status: EntitlementStatus
     public var expiresAt: Date?
     public var purchasedAt: Date?
@@ -18,20 +20,34 @@ public struct EntitlementState: Sendable, Equatable {
     public var trialEndsAt: Date?
     public var cancelledAt: Date?
     public var gracePeriodExpiresAt: Date?
+    /// The product the subscription renews into when it differs from `productID` (`renews_into_product_id`).
     public var pendingProductID: String?
+    /// The identifier of the offer the period in force was bought with (or the last one redeemed).
     public var offer: String?
+    /// `introductory`, `promotional`, `offer_code`, `win_back` (Apple `offerType` 1–4).
+    public var offerType: String?
+    public var expirationReason: ExpirationReason?
+    /// When the provider first reported a failed renewal payment still being retried (Stripe
+    /// `past_due`, Apple billing retry); cleared once paid.
+    public var billingIssueDetectedAt: Date?
+    public var ownership: Ownership?
+    public var priceIncreaseStatus: PriceIncreaseStatus?
+    /// The `signedDate` of the renewal info the renewal fields were taken from: older renewal info
+    /// never overwrites them.
+    public var renewalInfoSignedAt: Date?
     /// The provider time of the newest event applied.
     public var lastEventTime: Date?
 
     public init(
         entityKey: String, userID: String?, productID: String, productType: ProductType, source: PurchaseSource,
-        status: EntitlementStatus
+        environment: PurchaseEnvironment = .production, status: EntitlementStatus
     ) {
         self.entityKey = entityKey
         self.userID = userID
         self.productID = productID
         self.productType = productType
         self.source = source
+        self.environment = environment
         self.status = status
     }
 
@@ -56,6 +72,8 @@ public struct EntitlementState: Sendable, Equatable {
 /// One payment in the ledger, as stored in `transactions`.
 public struct TransactionState: Sendable, Equatable {
     public var source: PurchaseSource
+    /// Set from the provider's payload; the ledger keeps each environment's ids apart.
+    public var environment: PurchaseEnvironment
     /// The provider's id: PaymentIntent, Checkout Session, invoice, SetupIntent, or Apple `transactionId`.
     public var providerTransactionID: String
     public var entitlementKey: String?
@@ -74,8 +92,12 @@ public struct TransactionState: Sendable, Equatable {
     public var periodEnd: Date?
     public var lastEventTime: Date?
 
-    public init(source: PurchaseSource, providerTransactionID: String, status: TransactionStatus) {
+    public init(
+        source: PurchaseSource, providerTransactionID: String, environment: PurchaseEnvironment = .production,
+        status: TransactionStatus
+    ) {
         self.source = source
+        self.environment = environment
         self.providerTransactionID = providerTransactionID
         self.status = status
     }

@@ -5,8 +5,10 @@ import PostgresNIO
 /// The columns of `entitlements` that ``EntitlementState`` holds, and how a row becomes one.
 enum EntitlementColumns {
     static let list = """
-        entity_key, user_id, email, product_id, product_type, source, status, expires_at, purchased_at, will_renew,
-        is_trial, trial_ends_at, cancelled_at, grace_period_expires_at, pending_product_id, offer, last_event_time
+        entity_key, user_id, email, product_id, product_type, source, environment, status, expires_at, purchased_at,
+        will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at, pending_product_id, offer, offer_type,
+        expiration_reason, billing_issue_detected_at, ownership, price_increase_status, renewal_info_signed_at,
+        last_event_time
         """
 
     static func decode(_ row: PostgresRow) throws -> EntitlementState {
@@ -17,6 +19,7 @@ enum EntitlementColumns {
             productID: try c["product_id"].decode(String.self),
             productType: ProductType(rawValue: try c["product_type"].decode(String.self)) ?? .nonConsumable,
             source: PurchaseSource(rawValue: try c["source"].decode(String.self)) ?? .webCheckout,
+            environment: PurchaseEnvironment(rawValue: try c["environment"].decode(String.self)) ?? .production,
             status: EntitlementStatus(rawValue: try c["status"].decode(String.self)) ?? .expired)
         e.email = try c["email"].decode(String?.self)
         e.expiresAt = try c["expires_at"].decode(Date?.self)
@@ -28,6 +31,12 @@ enum EntitlementColumns {
         e.gracePeriodExpiresAt = try c["grace_period_expires_at"].decode(Date?.self)
         e.pendingProductID = try c["pending_product_id"].decode(String?.self)
         e.offer = try c["offer"].decode(String?.self)
+        e.offerType = try c["offer_type"].decode(String?.self)
+        e.expirationReason = try c["expiration_reason"].decode(String?.self).flatMap(ExpirationReason.init(rawValue:))
+        e.billingIssueDetectedAt = try c["billing_issue_detected_at"].decode(Date?.self)
+        e.ownership = try c["ownership"].decode(String?.self).flatMap(Ownership.init(rawValue:))
+        e.priceIncreaseStatus = try c["price_increase_status"].decode(String?.self).flatMap(PriceIncreaseStatus.init(rawValue:))
+        e.renewalInfoSignedAt = try c["renewal_info_signed_at"].decode(Date?.self)
         e.lastEventTime = try c["last_event_time"].decode(Date?.self)
         return e
     }
@@ -36,7 +45,7 @@ enum EntitlementColumns {
 /// The columns of `transactions` that ``TransactionState`` holds, and how a row becomes one.
 enum TransactionColumns {
     static let list = """
-        source, provider_transaction_id, entitlement_key, user_id, product_id, product_type, status, amount, currency,
+        source, environment, provider_transaction_id, entitlement_key, user_id, product_id, product_type, status, amount, currency,
         purchased_at, refunded_at, amount_refunded, period_end, last_event_time
         """
 
@@ -45,6 +54,7 @@ enum TransactionColumns {
         var t = TransactionState(
             source: PurchaseSource(rawValue: try c["source"].decode(String.self)) ?? .webCheckout,
             providerTransactionID: try c["provider_transaction_id"].decode(String.self),
+            environment: PurchaseEnvironment(rawValue: try c["environment"].decode(String.self)) ?? .production,
             status: TransactionStatus(rawValue: try c["status"].decode(String.self)) ?? .pending)
         t.entitlementKey = try c["entitlement_key"].decode(String?.self)
         t.userID = try c["user_id"].decode(String?.self)

@@ -25,28 +25,43 @@ public struct StateReader: Sendable {
         self.logger = logger
     }
 
-    public func entitlements(userID: String) async throws -> [Entitlement] {
-        try await entitlements(client.query(
-            "SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements WHERE user_id = \(userID) ORDER BY created_at, id",
-            logger: logger))
-    }
-
-    /// Matches `email` without regard to case, as email addresses are compared in practice.
-    public func entitlements(email: String) async throws -> [Entitlement] {
+    /// A user's entitlements of `environment` (`nil`: both).
+    public func entitlements(userID: String, environment: PurchaseEnvironment?) async throws -> [Entitlement] {
         try await entitlements(client.query(
             """
             SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements
-            WHERE lower(email) = lower(\(email)) ORDER BY created_at, id
+            WHERE user_id = \(userID) AND (\(environment?.rawValue)::text IS NULL OR environment = \(environment?.rawValue))
+            ORDER BY created_at, id
             """, logger: logger))
     }
 
-    /// Every transaction of the user, whatever its status, newest first.
-    public func transactions(userID: String, limit: Int) async throws -> [Transaction] {
+    /// Matches `email` without regard to case, as email addresses are compared in practice.
+    public func entitlements(email: String, environment: PurchaseEnvironment?) async throws -> [Entitlement] {
+        try await entitlements(client.query(
+            """
+            SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements
+            WHERE lower(email) = lower(\(email)) AND (\(environment?.rawValue)::text IS NULL OR environment = \(environment?.rawValue))
+            ORDER BY created_at, id
+            """, logger: logger))
+    }
+
+    /// Every transaction of the user in `environment` (`nil`: both), whatever its status, newest first.
+    ///
+    /// - Parameter startingAfter: the `id` of the last transaction of the previous page; the page
+    ///   holds the ones after it in the same order. `nil` for the first page; an id that is not the
+    ///   user's gives an empty page.
+    public func transactions(
+        userID: String, environment: PurchaseEnvironment?, limit: Int, startingAfter: UUID? = nil
+    ) async throws -> [Transaction] {
         var result: [Transaction] = []
         for try await row in try await client.query(
             """
-            SELECT id, \(unescaped: TransactionColumns.list) FROM transactions WHERE user_id = \(userID)
-            ORDER BY COALESCE(purchased_at, created_at) DESC, created_at DESC, id LIMIT \(limit)
+            SELECT t.id, \(unescaped: TransactionColumns.list) FROM transactions t
+            WHERE t.user_id = \(userID) AND (\(environment?.rawValue)::text IS NULL OR t.environment = \(environment?.rawValue))
+                AND (\(startingAfter)::uuid IS NULL OR (COALESCE(t.purchased_at, t.created_at), t.created_at, t.id) < (
+                    SELECT COALESCE(c.purchased_at, c.created_at), c.created_at, c.id FROM transactions c
+                    WHERE c.id = \(startingAfter) AND c.user_id = \(userID)))
+            ORDER BY COALESCE(t.purchased_at, t.created_at) DESC, t.created_at DESC, t.id DESC LIMIT \(limit)
             """, logger: logger
         ) {
             result.append(Transaction(id: try row.makeRandomAccess()["id"].decode(UUID.self), state: try TransactionColumns.decode(row)))

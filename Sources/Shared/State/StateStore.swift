@@ -36,30 +36,39 @@ public struct StateStore: Sendable {
     public func save(_ e: EntitlementState) async throws {
         try await connection.query(
             """
-            INSERT INTO entitlements (entity_key, user_id, email, product_id, product_type, source, status, expires_at,
-                purchased_at, will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at,
-                pending_product_id, offer, last_event_time)
+            INSERT INTO entitlements (entity_key, user_id, email, product_id, product_type, source, environment, status,
+                expires_at, purchased_at, will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at,
+                pending_product_id, offer, offer_type, expiration_reason, billing_issue_detected_at, ownership,
+                price_increase_status, renewal_info_signed_at, last_event_time)
             VALUES (\(e.entityKey), \(e.userID), \(e.email), \(e.productID), \(e.productType.rawValue), \(e.source.rawValue),
-                \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial), \(e.trialEndsAt),
-                \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.lastEventTime))
+                \(e.environment.rawValue), \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial),
+                \(e.trialEndsAt), \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.offerType),
+                \(e.expirationReason?.rawValue), \(e.billingIssueDetectedAt), \(e.ownership?.rawValue),
+                \(e.priceIncreaseStatus?.rawValue), \(e.renewalInfoSignedAt), \(e.lastEventTime))
             ON CONFLICT (entity_key) DO UPDATE SET
                 user_id = EXCLUDED.user_id, email = EXCLUDED.email, product_id = EXCLUDED.product_id,
                 product_type = EXCLUDED.product_type, status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
                 purchased_at = EXCLUDED.purchased_at, will_renew = EXCLUDED.will_renew, is_trial = EXCLUDED.is_trial,
                 trial_ends_at = EXCLUDED.trial_ends_at, cancelled_at = EXCLUDED.cancelled_at,
                 grace_period_expires_at = EXCLUDED.grace_period_expires_at,
-                pending_product_id = EXCLUDED.pending_product_id, offer = EXCLUDED.offer,
+                pending_product_id = EXCLUDED.pending_product_id, offer = EXCLUDED.offer, offer_type = EXCLUDED.offer_type,
+                expiration_reason = EXCLUDED.expiration_reason, billing_issue_detected_at = EXCLUDED.billing_issue_detected_at,
+                ownership = EXCLUDED.ownership, price_increase_status = EXCLUDED.price_increase_status,
+                renewal_info_signed_at = EXCLUDED.renewal_info_signed_at,
                 last_event_time = EXCLUDED.last_event_time, updated_at = now()
             """, logger: logger)
     }
 
     // MARK: Transactions
 
-    public func transaction(_ source: PurchaseSource, _ providerID: String) async throws -> TransactionState? {
+    public func transaction(
+        _ source: PurchaseSource, _ providerID: String, environment: PurchaseEnvironment
+    ) async throws -> TransactionState? {
         let rows = try await connection.query(
             """
             SELECT \(unescaped: TransactionColumns.list) FROM transactions
-            WHERE source = \(source.rawValue) AND provider_transaction_id = \(providerID) FOR UPDATE
+            WHERE source = \(source.rawValue) AND environment = \(environment.rawValue)
+                AND provider_transaction_id = \(providerID) FOR UPDATE
             """, logger: logger)
         for try await row in rows { return try TransactionColumns.decode(row) }
         return nil
@@ -67,10 +76,13 @@ public struct StateStore: Sendable {
 
     /// The entitlement a transaction belongs to, read without locking the row: for finding what to
     /// lock, before the advisory locks are taken (a row lock taken first would invert their order).
-    public func entitlementKey(ofTransaction providerID: String, source: PurchaseSource) async throws -> String? {
+    public func entitlementKey(
+        ofTransaction providerID: String, source: PurchaseSource, environment: PurchaseEnvironment
+    ) async throws -> String? {
         let rows = try await connection.query(
             """
-            SELECT entitlement_key FROM transactions WHERE source = \(source.rawValue) AND provider_transaction_id = \(providerID)
+            SELECT entitlement_key FROM transactions
+            WHERE source = \(source.rawValue) AND environment = \(environment.rawValue) AND provider_transaction_id = \(providerID)
             """, logger: logger)
         for try await key in rows.decode(String?.self) { return key }
         return nil
@@ -83,12 +95,12 @@ public struct StateStore: Sendable {
         try await connection.query(
             """
             WITH saved AS (
-                INSERT INTO transactions (source, provider_transaction_id, entitlement_key, user_id, product_id, product_type,
-                    status, amount, currency, purchased_at, refunded_at, amount_refunded, period_end, last_event_time)
-                VALUES (\(t.source.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID), \(t.productID),
+                INSERT INTO transactions (source, environment, provider_transaction_id, entitlement_key, user_id, product_id,
+                    product_type, status, amount, currency, purchased_at, refunded_at, amount_refunded, period_end, last_event_time)
+                VALUES (\(t.source.rawValue), \(t.environment.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID), \(t.productID),
                     \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
                     \(t.refundedAt), \(t.amountRefunded), \(t.periodEnd), \(t.lastEventTime))
-                ON CONFLICT (source, provider_transaction_id) DO UPDATE SET
+                ON CONFLICT (source, environment, provider_transaction_id) DO UPDATE SET
                     entitlement_key = EXCLUDED.entitlement_key, user_id = EXCLUDED.user_id, product_id = EXCLUDED.product_id,
                     product_type = EXCLUDED.product_type, status = EXCLUDED.status, amount = EXCLUDED.amount,
                     currency = EXCLUDED.currency, purchased_at = EXCLUDED.purchased_at, refunded_at = EXCLUDED.refunded_at,

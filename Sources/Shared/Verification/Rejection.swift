@@ -6,7 +6,8 @@
 public struct Rejection: Error, Equatable, CustomStringConvertible {
     public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public let code: String
-        /// `400` for what cannot be read, `401` for what was read and failed verification.
+        /// `400` for what cannot be read, `401` for what was read and failed verification, `409` for
+        /// what verified but contradicts what the provider signed.
         public let status: Int
 
         private init(_ code: String, _ status: Int) {
@@ -42,11 +43,14 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let wrongEnvironment = Reason("wrong_environment", 401)
         /// An `appAppleId` other than `APPLE_APP_APPLE_ID` on a Production payload.
         public static let wrongApp = Reason("wrong_app", 401)
+        /// A StoreKit sync whose `user_id` is not the transaction's signed `appAccountToken`.
+        public static let userMismatch = Reason("user_mismatch", 409)
 
         public static let all: [Reason] = [
             .missingSignature, .malformedSignature, .malformed, .tooLarge, .unsupportedMediaType, .requestTimeout,
             .badSignature, .expired,
             .unsupportedAlgorithm, .untrustedChain, .missingOID, .wrongBundle, .wrongEnvironment, .wrongApp,
+            .userMismatch,
         ]
 
         public var description: String { code }

@@ -20,6 +20,15 @@ public struct AppleNotificationPayload: AppleSignedPayload, Equatable {
         public var bundleId: String?
     }
 
+    /// Present on `RESCIND_CONSENT` notifications (and any about the app rather than a purchase)
+    /// instead of `data`.
+    public struct AppData: Decodable, Sendable, Equatable {
+        public var appAppleId: Int64?
+        public var bundleId: String?
+        public var environment: String?
+        public var signedAppTransactionInfo: String?
+    }
+
     /// Present on `EXTERNAL_PURCHASE_TOKEN` notifications instead of `data`.
     public struct ExternalPurchaseToken: Decodable, Sendable, Equatable {
         public var externalPurchaseId: String?
@@ -36,16 +45,19 @@ public struct AppleNotificationPayload: AppleSignedPayload, Equatable {
     public var signedDate: Date?
     public var data: NotificationData?
     public var summary: Summary?
+    public var appData: AppData?
     public var externalPurchaseToken: ExternalPurchaseToken?
 
-    /// `Production` or `Sandbox`, from whichever of `data`, `summary`, `externalPurchaseToken` is present
-    /// (an external purchase id that starts with `SANDBOX` is a Sandbox token).
+    /// `Production` or `Sandbox`, from whichever of `data`, `summary`, `appData`, `externalPurchaseToken`
+    /// is present (an external purchase id that starts with `SANDBOX` is a Sandbox token).
     public var environment: String? {
-        if let environment = data?.environment ?? summary?.environment { return environment }
+        if let environment = data?.environment ?? summary?.environment ?? appData?.environment { return environment }
         if let id = externalPurchaseToken?.externalPurchaseId { return id.hasPrefix("SANDBOX") ? "Sandbox" : "Production" }
         return nil
     }
 
-    public var bundleID: String? { data?.bundleId ?? summary?.bundleId ?? externalPurchaseToken?.bundleId }
-    public var appAppleID: Int64? { data?.appAppleId ?? summary?.appAppleId ?? externalPurchaseToken?.appAppleId }
+    public var bundleID: String? { data?.bundleId ?? summary?.bundleId ?? appData?.bundleId ?? externalPurchaseToken?.bundleId }
+    public var appAppleID: Int64? {
+        data?.appAppleId ?? summary?.appAppleId ?? appData?.appAppleId ?? externalPurchaseToken?.appAppleId
+    }
 }

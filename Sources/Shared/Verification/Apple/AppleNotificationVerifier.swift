@@ -2,14 +2,16 @@
 import Foundation
 public import NIOCore
 import NIOFoundationCompat
+import Crypto
 
 /// Verifies what Apple and apps send — App Store Server Notifications V2 and synced StoreKit 2
 /// transactions — and turns them into queue rows.
 ///
 /// Beyond the JWS itself (``AppleJWSVerifier``) it checks that the bundle id is one of ours, the
-/// environment is the endpoint's (Production, or Sandbox for `?sandbox=true`), the `appAppleId`
-/// on Production payloads when one is configured, and the nested transaction and renewal info,
-/// which are JWS of their own.
+/// environment is the endpoint's (notifications: Production, or Sandbox for `?sandbox=true`;
+/// StoreKit syncs: either, as the signed transaction says), the `appAppleId` on Production
+/// payloads when one is configured, and the nested transaction, renewal info and app
+/// transaction, which are JWS of their own.
 public struct AppleNotificationVerifier: Sendable {
     public struct Configuration: Sendable {
         /// `APPLE_BUNDLE_IDS`.
@@ -58,6 +60,11 @@ public struct AppleNotificationVerifier: Sendable {
         }
         let notification = try await jws.verify(request.signedPayload, as: AppleNotificationPayload.self)
         try checkEnvironment(notification.environment, sandbox: sandbox, of: "notification")
+        if let signed = notification.appData?.signedAppTransactionInfo {
+            let app = try await jws.verify(signed, as: AppleAppTransactionPayload.self)
+            try checkEnvironment(app.receiptType, sandbox: sandbox, of: "app transaction")
+            try checkBundle(app.bundleId, of: "app transaction")
+        }
         try checkBundle(notification.bundleID, of: "notification")
         if !sandbox, let expected = configuration.appAppleID, notification.appAppleID != expected {
             throw Rejection(.wrongApp, "the notification's appAppleId is not APPLE_APP_APPLE_ID")
@@ -85,10 +92,15 @@ public struct AppleNotificationVerifier: Sendable {
             orderingKey: orderingKey, payload: body)
     }
 
-    /// Verifies a StoreKit sync body `{"signed_transaction":"<JWS>","user_id":"…"}`.
+    /// Verifies a StoreKit sync body `{"signed_transaction":"<JWS>","user_id":"…"}`, from either
+    /// environment (TestFlight and App Review builds buy in Sandbox and use the same backend).
     ///
-    /// - Returns: the queue row, keyed by `transactionId`.
-    public func verifyStoreKitTransaction(body: ByteBuffer, sandbox: Bool) async throws(Rejection) -> EventRecord {
+    /// - Returns: the queue row and the `transactionId`. The row is keyed by the transaction, its
+    ///   `signedDate` and the user, so the same sync twice is one event while a re-signed
+    ///   transaction (after a refund or an upgrade) or a restore to another account is a new one.
+    /// - Throws: ``Rejection/Reason/userMismatch`` when the transaction carries an
+    ///   `appAccountToken` and `user_id` is another user.
+    public func verifyStoreKitTransaction(body: ByteBuffer) async throws(Rejection) -> (record: EventRecord, transactionID: String) {
         let request: StoreKitBody
         do {
             request = try JSONDecoder().decode(StoreKitBody.self, from: body)
@@ -99,15 +111,30 @@ public struct AppleNotificationVerifier: Sendable {
             throw Rejection(.malformed, "user_id must be 1 to 255 bytes")
         }
         let transaction = try await jws.verify(request.signed_transaction, as: AppleTransactionPayload.self)
-        try checkEnvironment(transaction.environment, sandbox: sandbox, of: "transaction")
+        guard PurchaseEnvironment(apple: transaction.environment) != nil else {
+            throw Rejection(
+                .wrongEnvironment, "the transaction is for \(transaction.environment?.prefix(20) ?? "no environment"), not Production or Sandbox")
+        }
         try checkBundle(transaction.bundleId, of: "transaction")
         guard !transaction.transactionId.isEmpty, transaction.transactionId.utf8.count <= 255 else {
             throw Rejection(.malformed, "the transactionId is empty or too long")
         }
-        return EventRecord(
-            source: .storekit, externalID: transaction.transactionId, type: Self.storeKitEventType,
+        if let token = transaction.appAccountToken, !token.isEmpty, token.lowercased() != request.user_id.lowercased() {
+            throw Rejection(.userMismatch, "user_id is not the appAccountToken the transaction was bought with")
+        }
+        let record = EventRecord(
+            source: .storekit, externalID: Self.syncKey(transaction, userID: request.user_id), type: Self.storeKitEventType,
             environment: transaction.environment, eventTime: transaction.signedDate,
             orderingKey: transaction.originalTransactionId ?? transaction.transactionId, payload: body)
+        return (record, transaction.transactionId)
+    }
+
+    /// `<transactionId>/<signedDate ms>/<first 16 hex digits of SHA-256(user_id)>`: what makes two
+    /// syncs the same event. The user is hashed to keep the key short and free of its bytes.
+    static func syncKey(_ transaction: AppleTransactionPayload, userID: String) -> String {
+        let signed = transaction.signedDate.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        let user = SHA256.hash(data: Data(userID.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return "\(transaction.transactionId)/\(signed)/\(user)"
     }
 
     private func checkEnvironment(_ environment: String?, sandbox: Bool, of what: String) throws(Rejection) {

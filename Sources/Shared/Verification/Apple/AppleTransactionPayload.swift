@@ -26,6 +26,10 @@ public struct AppleTransactionPayload: AppleSignedPayload, Equatable {
     public var offerDiscountType: String?
     public var offerIdentifier: String?
     public var transactionReason: String?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var inAppOwnershipType: String?
+    /// Set when a newer transaction of a higher service level replaced this one (an upgrade).
+    public var isUpgraded: Bool?
 }
 
 /// A decoded `JWSRenewalInfo`: a notification's `signedRenewalInfo`.
@@ -41,4 +45,23 @@ public struct AppleRenewalInfoPayload: AppleSignedPayload, Equatable {
     public var autoRenewStatus: Int?
     public var gracePeriodExpiresDate: Date?
     public var isInBillingRetryPeriod: Bool?
+    /// Why the subscription expired: 1 voluntary, 2 billing error, 3 no consent to a price
+    /// increase, 4 product not for sale, 5 other.
+    public var expirationIntent: Int?
+    /// 0 the customer has not answered a price increase that needs consent, 1 consented (or none needed).
+    public var priceIncreaseStatus: Int?
+    /// The offer the next renewal is at (1 introductory, 2 promotional, 3 offer code, 4 win-back).
+    public var offerType: Int?
+    public var offerIdentifier: String?
+}
+
+/// A decoded `JWSAppTransaction`: the `signedAppTransactionInfo` of a notification's `appData`.
+public struct AppleAppTransactionPayload: AppleSignedPayload, Equatable {
+    public static let displayName = "app transaction"
+
+    public var bundleId: String?
+    public var appAppleId: Int64?
+    /// The environment: `Production`, `Sandbox`, …
+    public var receiptType: String?
+    public var signedDate: Date?
 }

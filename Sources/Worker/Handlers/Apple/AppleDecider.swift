@@ -3,6 +3,11 @@ import Foundation
 import Shared
 
 /// The pure state transitions of Apple notifications and synced StoreKit transactions (TRANSITIONS.md, "Apple").
+///
+/// Each notification changes only what it is about: the transaction it carries (all of it when it
+/// is the subscription's newest, only that transaction's ledger row and, when it paid for the
+/// period in force, the access it grants, for a refund or revocation), and the subscription's
+/// renewal fields from its renewal info when that is newer than what they came from.
 struct AppleDecider {
     /// A notification or a synced transaction, decoded.
     struct Event: Sendable {
@@ -12,117 +17,115 @@ struct AppleDecider {
         var subtype: String?
         /// Apple `signedDate`: the time that orders events of one `originalTransactionId`.
         var time: Date
+        var environment: PurchaseEnvironment
         var transaction: AppleTransactionPayload?
         var renewal: AppleRenewalInfoPayload?
+
+        var isSync: Bool { type == AppleNotificationVerifier.storeKitEventType }
     }
 
     /// The state an event may change, loaded under the entity's lock.
     struct State: Sendable {
         var entitlement: EntitlementState?
         var transaction: TransactionState?
-        /// The user the purchase belongs to: `appAccountToken`, a synced `user_id`, or the stored one.
+        /// The user the purchase belongs to: the signed `appAccountToken`, else a synced `user_id`,
+        /// else the linked or stored one.
         var userID: String?
     }
 
-    static func entityKey(originalTransactionID: String) -> String { "apple:\(originalTransactionID)" }
+    /// `apple:<originalTransactionId>` in production, `apple:sandbox:<originalTransactionId>` in Sandbox.
+    static func entityKey(originalTransactionID: String, environment: PurchaseEnvironment) -> String {
+        "apple:\(linkScope(environment))\(originalTransactionID)"
+    }
+
+    /// The scope of an `originalTransactionId`'s link (``ProviderLink/scope``).
+    static func linkScope(_ environment: PurchaseEnvironment) -> String {
+        environment == .sandbox ? "sandbox:" : ""
+    }
 
     static func decide(_ event: Event, _ state: State) -> Decision {
         guard let tx = event.transaction else {
             return .recorded("\(event.type) carries no transaction")
         }
         let originalID = tx.originalTransactionId ?? tx.transactionId
-        let key = entityKey(originalTransactionID: originalID)
+        let key = entityKey(originalTransactionID: originalID, environment: event.environment)
         guard let productType = ProductType(appleType: tx.type) ?? state.entitlement?.productType,
               let productID = tx.productId ?? state.entitlement?.productID
         else {
             return .recorded("the transaction names no product or type", entityKey: key)
         }
         if let newest = state.entitlement?.lastEventTime, event.time < newest {
-            // The entitlement has moved on; a payment this event reports still belongs in the ledger.
-            var stale = Decision.stale(key, newest: "\(newest)")
-            if state.transaction == nil, Self.reportsPayment(event.type) {
-                var transaction = Self.transaction(from: tx, productType: productType)
-                transaction.userID = state.userID ?? state.entitlement?.userID
-                transaction.entitlementKey = key
-                transaction.lastEventTime = event.time
-                stale.transactions = [transaction]
-            }
-            return stale
+            return stale(event, state, key: key, productType: productType, newest: newest)
         }
 
         var entitlement = state.entitlement ?? EntitlementState(
             entityKey: key, userID: state.userID, productID: productID, productType: productType, source: .storeKit,
-            status: .active)
+            environment: event.environment, status: .active)
         entitlement.userID = state.userID ?? entitlement.userID
         entitlement.purchasedAt = entitlement.purchasedAt ?? tx.originalPurchaseDate ?? tx.purchaseDate
-        var transaction = state.transaction ?? Self.transaction(from: tx, productType: productType)
+        if productType != .autoRenewable { entitlement.willRenew = false }
+        var transaction = ledgerRow(for: tx, event: event, state: state, productType: productType)
         transaction.userID = entitlement.userID
         transaction.entitlementKey = key
-        var outcome = EventOutcome.applied
-        // A refund or revocation carries the transaction it is about, which may be an earlier
-        // period's: it marks that transaction, and ends access only when it is the period in force.
-        let aboutItsOwnTransaction = Self.aboutItsOwnTransaction.contains(event.type)
-        let inForce = Self.isPeriodInForce(tx, of: state.entitlement)
-        // Every other notification carries Apple's newest transaction and renewal info for the
-        // subscription: what they say is taken as is, so the newest event alone decides them.
-        if productType == .autoRenewable, Self.changesState(event.type), !aboutItsOwnTransaction || state.entitlement == nil {
-            entitlement.productID = productID
-            if let expires = tx.expiresDate { entitlement.expiresAt = expires }
-            if let renewal = event.renewal {
-                if let status = renewal.autoRenewStatus { entitlement.willRenew = status != 0 }
-                let next = renewal.autoRenewProductId
-                entitlement.pendingProductID = next == productID ? nil : next
-            }
-        }
 
+        // A refund or revocation carries the transaction it is about, which may be an earlier
+        // period's; a sync carries whichever transaction the device had. They end or restore
+        // access only when that transaction is the period in force, and move the subscription on
+        // only when it is newer than the period in force.
+        let inForce = isPeriodInForce(tx, of: state.entitlement)
+        let takesTransaction = state.entitlement == nil
+            || (event.isSync ? extendsPeriod(tx, of: entitlement) : changesState(event.type) && !aboutItsOwnTransaction.contains(event.type))
+        if takesTransaction {
+            take(tx, productID: productID, into: &entitlement)
+        }
+        let renewalTaken = takeRenewal(event, into: &entitlement)
+
+        var outcome = EventOutcome.applied
         switch (event.type, event.subtype) {
-        case ("SUBSCRIBED", _), ("ONE_TIME_CHARGE", _), (AppleNotificationVerifier.storeKitEventType, _):
-            entitlement.productID = productID
-            entitlement.expiresAt = tx.expiresDate
-            let isTrial = tx.offerType == 1 && tx.offerDiscountType == "FREE_TRIAL"
-            entitlement.isTrial = isTrial
-            entitlement.trialEndsAt = isTrial ? tx.expiresDate : nil
-            if productType == .autoRenewable {
-                entitlement.willRenew = entitlement.willRenew ?? true
-                let lapsed = tx.expiresDate.map { $0 <= event.time } ?? false
-                entitlement.status = lapsed ? .expired : isTrial ? .trialing : entitlement.willRenew == false ? .cancelled : .active
-            } else {
-                entitlement.status = .active
+        case ("SUBSCRIBED", _), ("ONE_TIME_CHARGE", _):
+            grant(tx, at: event.time, willRenew: renewalTaken ? entitlement.willRenew ?? true : true, to: &entitlement)
+        case (AppleNotificationVerifier.storeKitEventType, _):
+            if takesTransaction {
+                grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
             }
-            transaction.status = .succeeded
         case ("DID_RENEW", _):
-            entitlement.pendingProductID = nil
+            entitlement.pendingProductID = renewalTaken ? entitlement.pendingProductID : nil
             entitlement.isTrial = false
-            entitlement.willRenew = event.renewal?.autoRenewStatus.map { $0 != 0 } ?? true
+            entitlement.trialEndsAt = nil
+            entitlement.willRenew = renewalTaken ? entitlement.willRenew ?? true : true
             entitlement.status = entitlement.willRenew == false ? .cancelled : .active
             entitlement.gracePeriodExpiresAt = nil
-            transaction.status = .succeeded
+            entitlement.billingIssueDetectedAt = nil
+            entitlement.expirationReason = nil
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
             entitlement.willRenew = false
-            entitlement.cancelledAt = event.time
-            if Self.isLive(entitlement.status) {
-                entitlement.status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: false) ?? .cancelled
+            entitlement.cancelledAt = entitlement.cancelledAt ?? event.time
+            if isLive(entitlement.status) {
+                entitlement.status = status(fromRenewal: event.renewal, at: event.time, willRenew: false) ?? .cancelled
             }
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
             entitlement.willRenew = true
             entitlement.cancelledAt = nil
-            if Self.isLive(entitlement.status) {
-                entitlement.status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: true)
+            if isLive(entitlement.status) {
+                entitlement.status = status(fromRenewal: event.renewal, at: event.time, willRenew: true)
                     ?? (entitlement.isTrial ? .trialing : .active)
             }
         case ("DID_CHANGE_RENEWAL_PREF", _), ("RENEWAL_EXTENDED", _):
             // The pending product and the expiry were taken from the renewal and transaction info above.
-            if Self.isLive(entitlement.status), let status = Self.status(fromRenewal: event.renewal, at: event.time, willRenew: entitlement.willRenew) {
+            if isLive(entitlement.status), let status = status(fromRenewal: event.renewal, at: event.time, willRenew: entitlement.willRenew) {
                 entitlement.status = entitlement.isTrial && status == .active ? .trialing : status
             }
         case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
             entitlement.status = .gracePeriod
-            entitlement.gracePeriodExpiresAt = event.renewal?.gracePeriodExpiresDate
+            entitlement.gracePeriodExpiresAt = event.renewal?.gracePeriodExpiresDate ?? entitlement.gracePeriodExpiresAt
+            entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
         case ("DID_FAIL_TO_RENEW", _), ("GRACE_PERIOD_EXPIRED", _):
             entitlement.status = .pastDue
-        case ("EXPIRED", _):
+            entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
+        case ("EXPIRED", let subtype):
             entitlement.status = .expired
             entitlement.willRenew = false
+            entitlement.expirationReason = subtype.flatMap(expirationReason(subtype:)) ?? entitlement.expirationReason ?? .other
         case ("REFUND", _):
             if inForce { entitlement.status = .refunded }
             transaction.status = .refunded
@@ -134,28 +137,97 @@ struct AppleDecider {
         case ("REVOKE", _):
             if inForce { entitlement.status = .revoked }
         case ("OFFER_REDEEMED", _):
-            entitlement.offer = tx.offerIdentifier ?? event.subtype
+            let offer = tx.offerIdentifier.map { (type: tx.offerType, id: Optional($0)) }
+                ?? event.renewal.map { (type: $0.offerType, id: $0.offerIdentifier) }
+            entitlement.offer = offer?.id ?? event.subtype
+            entitlement.offerType = offer?.type.flatMap(offerTypeName) ?? entitlement.offerType
+        case ("PRICE_INCREASE", let subtype):
+            entitlement.priceIncreaseStatus = subtype == "ACCEPTED" ? .accepted : subtype == "PENDING" ? .pending : entitlement.priceIncreaseStatus
         default:
             outcome = .recorded
         }
         // A revoked transaction never grants access, whatever the notification says.
         if tx.revocationDate != nil, event.type != "REFUND_REVERSED", inForce {
-            entitlement.status = event.type == "REFUND" ? .refunded : (entitlement.status == .refunded ? .refunded : .revoked)
+            let refunded = event.type == "REFUND" || entitlement.status == .refunded || (event.isSync && tx.inAppOwnershipType != "FAMILY_SHARED")
+            entitlement.status = refunded ? .refunded : .revoked
         }
         guard outcome == .applied else {
             return .recorded("\(event.type) changes nothing", entityKey: key)
         }
         entitlement.lastEventTime = event.time
-        transaction.lastEventTime = event.time
-        var links = [ProviderLink(.appleOriginalTransaction, originalID, userID: entitlement.userID, entitlementKey: key)]
-        if event.type == AppleNotificationVerifier.storeKitEventType, let user = state.userID {
-            links[0].userID = user
-        }
-        var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction], links: links)
+        transaction.lastEventTime = max(transaction.lastEventTime ?? event.time, event.time)
+        var decision = Decision(
+            outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction],
+            links: [link(originalID, to: entitlement, environment: event.environment)])
         if let user = entitlement.userID, state.entitlement != nil, state.entitlement?.userID != user {
             decision.newlyLinkedUsers[key] = user
         }
         return decision
+    }
+
+    /// An event older than the entitlement's newest changes nothing of it, with two exceptions:
+    /// the payment it reports still belongs in the ledger, and the user it names is linked (a late
+    /// StoreKit sync links its user however old its transaction's signature).
+    private static func stale(_ event: Event, _ state: State, key: String, productType: ProductType, newest: Date) -> Decision {
+        var decision = Decision.stale(key, newest: "\(newest)")
+        guard let tx = event.transaction else { return decision }
+        let user = state.userID ?? state.entitlement?.userID
+        if state.transaction == nil, reportsPayment(event.type) {
+            var transaction = ledgerRow(for: tx, event: event, state: state, productType: productType)
+            transaction.userID = user
+            transaction.entitlementKey = key
+            transaction.lastEventTime = event.time
+            decision.transactions = [transaction]
+        }
+        if let user, var entitlement = state.entitlement, entitlement.userID != user {
+            entitlement.userID = user
+            decision.entitlements = [entitlement]
+            decision.links = [link(tx.originalTransactionId ?? tx.transactionId, to: entitlement, environment: event.environment)]
+            decision.newlyLinkedUsers[key] = user
+            decision.detail = (decision.detail ?? "") + "; linked the user"
+        }
+        return decision
+    }
+
+    /// The link from an `originalTransactionId` to its entitlement and user.
+    private static func link(_ originalID: String, to entitlement: EntitlementState, environment: PurchaseEnvironment) -> ProviderLink {
+        ProviderLink(
+            .appleOriginalTransaction, originalID, userID: entitlement.userID, entitlementKey: entitlement.entityKey,
+            scope: linkScope(environment))
+    }
+
+    /// Access granted by a purchase or a renewal the server had not heard of (`SUBSCRIBED`,
+    /// `ONE_TIME_CHARGE`, a synced transaction): active, trialing for an introductory free trial,
+    /// cancelled when auto-renew is off, expired when the period is already over.
+    private static func grant(_ tx: AppleTransactionPayload, at time: Date, willRenew: Bool?, to entitlement: inout EntitlementState) {
+        let isTrial = tx.offerType == 1 && tx.offerDiscountType == "FREE_TRIAL"
+        entitlement.isTrial = isTrial
+        entitlement.trialEndsAt = isTrial ? tx.expiresDate : nil
+        guard entitlement.productType == .autoRenewable else {
+            entitlement.status = .active
+            return
+        }
+        entitlement.willRenew = willRenew
+        if willRenew != false { entitlement.cancelledAt = nil }
+        let lapsed = tx.expiresDate.map { $0 <= time } ?? false
+        entitlement.status = lapsed ? .expired : isTrial ? .trialing : willRenew == false ? .cancelled : .active
+        if !lapsed {
+            entitlement.expirationReason = nil
+            entitlement.billingIssueDetectedAt = nil
+        }
+    }
+
+    /// The ledger row of the event's transaction: created, or moved on by a re-signed copy (a sync
+    /// after a refund carries its `revocationDate`).
+    private static func ledgerRow(
+        for tx: AppleTransactionPayload, event: Event, state: State, productType: ProductType
+    ) -> TransactionState {
+        var transaction = state.transaction ?? Self.transaction(from: tx, productType: productType, environment: event.environment)
+        if reportsPayment(event.type), transaction.lastEventTime.map({ event.time >= $0 }) ?? true {
+            transaction.status = tx.revocationDate == nil ? .succeeded : .refunded
+            transaction.refundedAt = tx.revocationDate
+        }
+        return transaction
     }
 
     /// Notifications whose transaction is the one they are about (refunded, revoked), not the
@@ -169,11 +241,18 @@ struct AppleDecider {
         return paidUntil >= expiresAt
     }
 
+    /// Whether a transaction pays for a period after the one in force (a renewal or upgrade the
+    /// server had not heard of).
+    static func extendsPeriod(_ tx: AppleTransactionPayload, of entitlement: EntitlementState) -> Bool {
+        guard let paidUntil = tx.expiresDate else { return false }
+        return entitlement.expiresAt.map { paidUntil > $0 } ?? true
+    }
+
     /// The notification types that change an entitlement; all others are recorded only.
     static let stateChangingTypes: Set<String> = [
         "SUBSCRIBED", "ONE_TIME_CHARGE", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF",
         "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED", "REFUND", "REFUND_REVERSED", "REVOKE",
-        "RENEWAL_EXTENDED", "OFFER_REDEEMED", AppleNotificationVerifier.storeKitEventType,
+        "RENEWAL_EXTENDED", "OFFER_REDEEMED", "PRICE_INCREASE", AppleNotificationVerifier.storeKitEventType,
     ]
 
     static func changesState(_ type: String) -> Bool { stateChangingTypes.contains(type) }
@@ -200,8 +279,9 @@ struct AppleDecider {
     }
 
     /// A new ledger row for an Apple transaction.
-    static func transaction(from tx: AppleTransactionPayload, productType: ProductType) -> TransactionState {
-        var transaction = TransactionState(source: .storeKit, providerTransactionID: tx.transactionId, status: .succeeded)
+    static func transaction(from tx: AppleTransactionPayload, productType: ProductType, environment: PurchaseEnvironment) -> TransactionState {
+        var transaction = TransactionState(
+            source: .storeKit, providerTransactionID: tx.transactionId, environment: environment, status: .succeeded)
         transaction.productID = tx.productId
         transaction.productType = productType
         // Apple prices are milli-units; the ledger keeps minor units (cents).

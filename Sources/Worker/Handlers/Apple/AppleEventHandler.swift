@@ -31,14 +31,18 @@ struct AppleEventHandler: JobHandler {
             return
         }
         let originalID = tx.originalTransactionId ?? tx.transactionId
-        let key = AppleDecider.entityKey(originalTransactionID: originalID)
+        let key = AppleDecider.entityKey(originalTransactionID: originalID, environment: event.environment)
         try await store.lock(key)
         let entitlement = try await store.entitlement(key)
-        var user = syncedUser ?? tx.appAccountToken.map { $0.lowercased() }
-        if user == nil { user = try await store.link(.appleOriginalTransaction, originalID)?.userID }
-        user = user ?? entitlement?.userID
+        // The signed appAccountToken decides; else the user a sync names; else whom the purchase is linked to.
+        var user = tx.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() } ?? syncedUser
+        if user == nil {
+            user = try await store.link(.appleOriginalTransaction, originalID, scope: AppleDecider.linkScope(event.environment))?.userID
+        }
         let state = AppleDecider.State(
-            entitlement: entitlement, transaction: try await store.transaction(.storeKit, tx.transactionId), userID: user)
+            entitlement: entitlement,
+            transaction: try await store.transaction(.storeKit, tx.transactionId, environment: event.environment),
+            userID: user ?? entitlement?.userID)
         try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store)
     }
 
@@ -49,13 +53,22 @@ struct AppleEventHandler: JobHandler {
             let (transaction, user) = try AppleSignedPayloadDecoder.storeKitSync(body: body)
             let event = AppleDecider.Event(
                 eventID: job.id, type: AppleNotificationVerifier.storeKitEventType, time: transaction.signedDate ?? Date(),
-                transaction: transaction)
+                environment: try environment(transaction.environment), transaction: transaction)
             return (event, user)
         }
         let (notification, transaction, renewal) = try AppleSignedPayloadDecoder.notification(body: body)
         let event = AppleDecider.Event(
             eventID: job.id, type: notification.notificationType, subtype: notification.subtype,
-            time: notification.signedDate ?? Date(), transaction: transaction, renewal: renewal)
+            time: notification.signedDate ?? Date(), environment: try environment(notification.environment ?? transaction?.environment),
+            transaction: transaction, renewal: renewal)
         return (event, nil)
+    }
+
+    /// The environment ingest verified; a stored event without one was stored before it was checked.
+    private static func environment(_ apple: String?) throws -> PurchaseEnvironment {
+        guard let environment = PurchaseEnvironment(apple: apple) else {
+            throw Rejection(.malformed, "the payload's environment is \(apple ?? "missing"), not Production or Sandbox")
+        }
+        return environment
     }
 }

@@ -64,6 +64,13 @@ extension StripeDecider {
             entitlement.isTrial = false
         }
         entitlement.purchasedAt = entitlement.purchasedAt ?? o["start_date"].date ?? event.created
+        switch status {
+        case .pastDue: entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.created
+        case .active, .trialing, .cancelled: entitlement.billingIssueDetectedAt = nil
+        case .expired: entitlement.expirationReason = expirationReason(o)
+        default: break
+        }
+        if status != .expired { entitlement.expirationReason = nil }
         entitlement.lastEventTime = event.created
         var decision = Decision(
             outcome: .applied, entityKey: key, entitlements: [entitlement],
@@ -114,14 +121,26 @@ extension StripeDecider {
         let previousEnd = entitlement.expiresAt
         if let paidUntil { entitlement.expiresAt = max(paidUntil, previousEnd ?? paidUntil) }
         let newerPeriod = paidUntil.map { end in previousEnd.map { end > $0 } ?? true } ?? false
+        if newerPeriod { entitlement.billingIssueDetectedAt = nil }
         if [.pastDue, .gracePeriod].contains(entitlement.status) && (entitlement.lastEventTime ?? .distantPast) <= event.created {
             entitlement.status = .active
+            entitlement.billingIssueDetectedAt = nil
         } else if [.refunded, .revoked].contains(entitlement.status), !settledOtherwise, newerPeriod {
             entitlement.status = entitlement.willRenew == false ? .cancelled : .active
         }
         return Decision(
             outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction],
             links: links(event, subject, user: entitlement.userID, entitlementKey: key, transactionKey: transactionKey))
+    }
+
+    /// Why a subscription ended: its `cancellation_details.reason`.
+    static func expirationReason(_ subscription: JSONValue) -> ExpirationReason {
+        switch subscription["cancellation_details.reason"].string {
+        case "cancellation_requested": .voluntary
+        case "payment_failed": .billingError
+        case "payment_disputed": .disputed
+        default: .other
+        }
     }
 
     /// The latest end of the invoice's line periods: the period a subscription invoice paid for.

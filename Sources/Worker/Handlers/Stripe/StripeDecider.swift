@@ -54,6 +54,10 @@ enum StripeDecider {
                 event, subject, user: subject.userID ?? state.entitlement?.userID ?? state.transaction?.userID,
                 entitlementKey: subject.entitlementKey, transactionKey: subject.transactionKey)
         }
+        // Test mode is Sluice's sandbox: its keys and links are apart already (``StripeScope``).
+        let environment = PurchaseEnvironment(livemode: event.livemode)
+        for index in decision.entitlements.indices { decision.entitlements[index].environment = environment }
+        for index in decision.transactions.indices { decision.transactions[index].environment = environment }
         return decision
     }
 

@@ -33,7 +33,8 @@ struct StripeEventHandler: JobHandler {
             }
             var subject = try await Self.subject(of: event, in: store)
             if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
-                subject.entitlementKey = try await store.entitlementKey(ofTransaction: transactionKey, source: .webCheckout)
+                subject.entitlementKey = try await store.entitlementKey(
+                    ofTransaction: transactionKey, source: .webCheckout, environment: PurchaseEnvironment(livemode: event.livemode))
             }
             // The entitlement and the payment are both locked (a payment's events and its invoice's
             // lock different entitlement keys while the invoice is unknown), in a fixed order so
@@ -42,7 +43,7 @@ struct StripeEventHandler: JobHandler {
             for key in keys.sorted() { try await store.lock(key) }
             var state = StripeDecider.State()
             if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
-            if let key = subject.transactionKey { state.transaction = try await store.transaction(.webCheckout, key) }
+            if let key = subject.transactionKey { state.transaction = try await store.transaction(.webCheckout, key, environment: PurchaseEnvironment(livemode: event.livemode)) }
             if let key = subject.replacedEntitlementKey { state.replaced = try await store.entitlement(key) }
             if state.transaction == nil, let key = subject.transactionKey {
                 subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
