@@ -62,6 +62,9 @@ public struct SampleAppleRenewalInfo: Codable, Sendable {
     public var gracePeriodExpiresDate: Int64?
     public var isInBillingRetryPeriod: Bool?
     public var expirationIntent: Int?
+    public var priceIncreaseStatus: Int?
+    public var offerType: Int?
+    public var offerIdentifier: String?
 
     public init(
         originalTransactionId: String, productId: String = "pro.monthly", autoRenewProductId: String? = nil,
@@ -88,12 +91,21 @@ public struct SampleAppleNotification: Codable, Sendable {
         public var status: Int?
     }
 
+    /// `appData` of `RESCIND_CONSENT`, present instead of `data`.
+    public struct AppData: Codable, Sendable {
+        public var appAppleId: Int64?
+        public var bundleId: String
+        public var environment: String
+        public var signedAppTransactionInfo: String?
+    }
+
     public var notificationType: String
     public var subtype: String?
     public var notificationUUID: String
     public var version: String = "2.0"
     public var signedDate: Int64
-    public var data: NotificationData
+    public var data: NotificationData?
+    public var appData: AppData?
 
     public init(
         type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(),
@@ -110,7 +122,44 @@ public struct SampleAppleNotification: Codable, Sendable {
     }
 }
 
+/// A `JWSAppTransaction` payload (the app's own purchase record, `appData.signedAppTransactionInfo`).
+public struct SampleAppleAppTransaction: Codable, Sendable {
+    public var receiptType: String
+    public var appAppleId: Int64?
+    public var bundleId: String
+    public var applicationVersion = "1"
+    public var originalApplicationVersion = "1"
+    public var receiptCreationDate: Int64
+    public var originalPurchaseDate: Int64
+    public var appTransactionId = "704289572311948001"
+    public var originalPlatform = "iOS"
+    public var signedDate: Int64
+
+    public init(bundleId: String = "com.example.sluice", environment: String = "Sandbox", appAppleId: Int64? = 1_234_567_890, signedDate: Date = Date()) {
+        self.receiptType = environment
+        self.appAppleId = appAppleId
+        self.bundleId = bundleId
+        self.receiptCreationDate = signedDate.appleMilliseconds
+        self.originalPurchaseDate = signedDate.appleMilliseconds
+        self.signedDate = signedDate.appleMilliseconds
+    }
+}
+
 extension AppleJWSSigner {
+    /// A `RESCIND_CONSENT` notification body: `appData` with a signed app transaction, no `data`.
+    public func rescindConsentBody(
+        uuid: String = UUID().uuidString.lowercased(), bundleId: String = "com.example.sluice", environment: String = "Sandbox",
+        appAppleId: Int64? = 1_234_567_890, signedDate: Date = Date()
+    ) throws -> Data {
+        var notification = SampleAppleNotification(
+            type: "RESCIND_CONSENT", uuid: uuid, bundleId: bundleId, environment: environment, appAppleId: appAppleId, signedDate: signedDate)
+        notification.data = nil
+        let app = SampleAppleAppTransaction(bundleId: bundleId, environment: environment, appAppleId: appAppleId, signedDate: signedDate)
+        notification.appData = .init(
+            appAppleId: appAppleId, bundleId: bundleId, environment: environment, signedAppTransactionInfo: try sign(app))
+        return try JSONEncoder().encode(["signedPayload": try sign(notification)])
+    }
+
     /// A complete notification body `{"signedPayload":"…"}` whose nested transaction (and renewal
     /// info, for subscriptions) are signed too, all with the same environment and bundle.
     public func notificationBody(

@@ -116,7 +116,7 @@ struct AppleWebhookTests {
         var parts = goodNested.split(separator: ".").map(String.init)
         parts[1] = Base64URL.encode(try JSONEncoder().encode(richer))
         var payload = SampleAppleNotification(type: "ONE_TIME_CHARGE", bundleId: IngestHarness.bundleID, signedTransactionInfo: parts.joined(separator: "."))
-        payload.data.environment = "Sandbox"
+        payload.data?.environment = "Sandbox"
         try await expectRejected(try Self.body(outer: payload), status: .unauthorized, code: "bad_signature")
     }
 
@@ -134,7 +134,7 @@ struct AppleWebhookTests {
 
     @Test func anotherAppOnProductionIsRefused() async throws {
         var payload = SampleAppleNotification(type: "TEST", bundleId: IngestHarness.bundleID, environment: "Production", appAppleId: 42)
-        payload.data.appAppleId = 42
+        payload.data?.appAppleId = 42
         try await expectRejected(try Self.body(outer: payload), sandbox: false, status: .unauthorized, code: "wrong_app")
     }
 

@@ -30,11 +30,15 @@ struct SystemHarness: Sendable {
         "MAX_ATTEMPTS": "3", "RETRY_BASE_SECONDS": "0", "RETRY_MAX_SECONDS": "0", "WORKER_CONCURRENCY": "8",
     ]
 
-    /// - Parameter worker: worker variables (FORWARD_TARGETS, …) over ``workerEnvironment``, read by
-    ///   the worker's own settings and wired as `worker run` wires them.
-    static func run(worker: [String: String] = [:], _ body: @Sendable @escaping (SystemHarness) async throws -> Void) async throws {
+    /// - Parameters:
+    ///   - worker: worker variables (FORWARD_TARGETS, …) over ``workerEnvironment``, read by the
+    ///     worker's own settings and wired as `worker run` wires them.
+    ///   - ingest: ingest variables (READ_API_ENVIRONMENT, …) over the test credentials'.
+    static func run(
+        worker: [String: String] = [:], ingest: [String: String] = [:], _ body: @Sendable @escaping (SystemHarness) async throws -> Void
+    ) async throws {
         try await TestDatabase.with { db in
-            let environment = TestCredentials.ingestEnvironment(databaseURL: db.url.urlString)
+            let environment = TestCredentials.ingestEnvironment(databaseURL: db.url.urlString).merging(ingest) { $1 }
             let app = try buildApplication(settings: try IngestSettings(environment: EnvironmentValues(environment)), logger: TestDatabase.logger)
             let settings = try WorkerSettings(environment: EnvironmentValues(
                 workerEnvironment.merging(worker) { $1 }.merging(["DATABASE_URL": db.url.urlString]) { $1 }))
@@ -52,31 +56,42 @@ struct SystemHarness: Sendable {
 
     var signer: AppleJWSSigner { TestCredentials.signer }
 
-    /// Posts a signed Apple notification (Sandbox) and expects it stored.
+    /// Posts a signed Apple notification (Sandbox, or Production to the Production endpoint) and
+    /// expects it stored.
     func notify(
         _ type: String, _ subtype: String? = nil, transaction: SampleAppleTransaction, renewal: SampleAppleRenewalInfo? = nil,
-        at signedDate: Date = Date(), sourceLocation: SourceLocation = #_sourceLocation
+        at signedDate: Date = Date(), production: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var transaction = transaction
         transaction.signedDate = signedDate.appleMilliseconds
         var renewal = renewal
         renewal?.signedDate = signedDate.appleMilliseconds
+        if production {
+            transaction.environment = "Production"
+            renewal?.environment = "Production"
+        }
         let body = try signer.notificationBody(
             type: type, subtype: subtype, transaction: transaction, renewal: renewal, signedDate: signedDate,
             appAppleId: TestCredentials.appAppleID)
         let response = try await client.execute(
-            uri: "/v1/webhooks/appstore-notifications?sandbox=true", method: .post, headers: [.contentType: "application/json"],
-            body: ByteBuffer(data: body))
+            uri: "/v1/webhooks/appstore-notifications" + (production ? "" : "?sandbox=true"), method: .post,
+            headers: [.contentType: "application/json"], body: ByteBuffer(data: body))
         #expect(response.status == .ok, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
     }
 
-    /// Posts a StoreKit sync for `userID` and expects it accepted.
+    /// Posts a StoreKit sync for `userID` (no query parameter: the transaction says its
+    /// environment) and expects it accepted.
     func sync(_ transaction: SampleAppleTransaction, userID: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let body = try JSONEncoder().encode(["signed_transaction": try signer.sign(transaction), "user_id": userID])
-        let response = try await client.execute(
-            uri: "/v1/iap/storekit-transactions?sandbox=true", method: .post,
-            headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.apiKey], body: ByteBuffer(data: body))
+        let response = try await postSync(transaction, userID: userID)
         #expect(response.status == .accepted, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
+    }
+
+    /// Posts a StoreKit sync for `userID` and returns the answer.
+    func postSync(_ transaction: SampleAppleTransaction, userID: String) async throws -> TestResponse {
+        let body = try JSONEncoder().encode(["signed_transaction": try signer.sign(transaction), "user_id": userID])
+        return try await client.execute(
+            uri: "/v1/iap/storekit-transactions", method: .post,
+            headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.apiKey], body: ByteBuffer(data: body))
     }
 
     // MARK: Working
@@ -108,12 +123,13 @@ struct SystemHarness: Sendable {
 
     // MARK: Reading
 
-    func entitlements(userID: String) async throws -> [[String: Any]] {
-        try await read("/v1/iap/entitlements?user_id=\(userID)", key: "entitlements")
+    /// - Parameter query: more of the query, such as `&environment=sandbox`.
+    func entitlements(userID: String, query: String = "") async throws -> [[String: Any]] {
+        try await read("/v1/iap/entitlements?user_id=\(userID)\(query)", key: "entitlements")
     }
 
-    func transactions(userID: String, limit: Int = 100) async throws -> [[String: Any]] {
-        try await read("/v1/iap/transaction-history?user_id=\(userID)&limit=\(limit)", key: "transactions")
+    func transactions(userID: String, limit: Int = 100, query: String = "") async throws -> [[String: Any]] {
+        try await read("/v1/iap/transaction-history?user_id=\(userID)&limit=\(limit)\(query)", key: "transactions")
     }
 
     /// The only entitlement of a user, failing the test when there is not exactly one.
@@ -123,7 +139,7 @@ struct SystemHarness: Sendable {
         return try #require(all.first, sourceLocation: sourceLocation)
     }
 
-    private func read(_ uri: String, key: String) async throws -> [[String: Any]] {
+    func read(_ uri: String, key: String) async throws -> [[String: Any]] {
         let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(TestCredentials.apiKey)"])
         #expect(response.status == .ok)
         let object = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import Shared
+import Testing
+
+@testable import Worker
+
+/// Apple's transitions as a table, without a database: each row is the state loaded, the
+/// notification or synced transaction, and the decision TRANSITIONS.md and docs/entitlements.md
+/// say it makes.
+struct AppleDeciderTests {
+    /// One row: (loaded state, event) → what the decision must hold.
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        var state: AppleDecider.State
+        var event: AppleDecider.Event
+        var expect: Expected
+        var testDescription: String { name }
+    }
+
+    /// What a decision must hold; `nil` fields are not checked. Double optionals check `nil` itself.
+    struct Expected: Sendable {
+        var outcome: EventOutcome = .applied
+        var status: EntitlementStatus?
+        var transaction: TransactionStatus?
+        var productID: String?
+        var expiresAt: Date?
+        var willRenew: Bool?
+        var cancelledAt: Date??
+        var pendingProductID: String??
+        var gracePeriodExpiresAt: Date??
+        var billingIssueDetectedAt: Date??
+        var expirationReason: ExpirationReason??
+        var priceIncreaseStatus: PriceIncreaseStatus??
+        var offer: String?
+        var offerType: String?
+        var ownership: Ownership?
+        var userID: String?
+        var entityKey: String?
+        var environment: PurchaseEnvironment?
+        /// Whether the decision writes the entitlement at all.
+        var writesEntitlement = true
+    }
+
+    /// Day `n` after a fixed start: periods are days 0–30, 30–60, 60–90.
+    static func day(_ n: Double) -> Date { Date(timeIntervalSince1970: 1_767_225_600 + n * 86_400) }
+
+    static let user = "4f4b1a52-7c1e-4c36-9d0b-3f0a8e1d2c3b"
+    static let key = "apple:1000"
+
+    // MARK: Builders
+
+    /// A transaction of the subscription `1000`: `id` paid for the period ending `expires`.
+    static func tx(
+        _ id: String, expires: Double? = 30, product: String = "pro.monthly", type: String = "Auto-Renewable Subscription",
+        token: String? = user, environment: String = "Production", edit: (inout SampleAppleTransaction) -> Void = { _ in }
+    ) -> AppleTransactionPayload {
+        var sample = SampleAppleTransaction(
+            transactionId: id, originalTransactionId: "1000", productId: product, type: type, environment: environment,
+            purchaseDate: day((expires ?? 30) - 30), appAccountToken: token)
+        sample.expiresDate = expires.map { day($0).appleMilliseconds }
+        edit(&sample)
+        return decode(sample)
+    }
+
+    static func renewal(
+        signed: Double, autoRenew: Int = 1, next: String = "pro.monthly", edit: (inout SampleAppleRenewalInfo) -> Void = { _ in }
+    ) -> AppleRenewalInfoPayload {
+        var sample = SampleAppleRenewalInfo(originalTransactionId: "1000", autoRenewProductId: next, autoRenewStatus: autoRenew)
+        sample.signedDate = day(signed).appleMilliseconds
+        edit(&sample)
+        return decode(sample)
+    }
+
+    static func decode<T: Decodable>(_ value: some Encodable) -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try! decoder.decode(T.self, from: JSONEncoder().encode(value))
+    }
+
+    static func event(
+        _ type: String, _ subtype: String? = nil, at time: Double, _ tx: AppleTransactionPayload?,
+        renewal: AppleRenewalInfoPayload? = nil, environment: PurchaseEnvironment = .production
+    ) -> AppleDecider.Event {
+        AppleDecider.Event(
+            eventID: 1, type: type, subtype: subtype, time: day(time), environment: environment, transaction: tx, renewal: renewal)
+    }
+
+    static func sync(at time: Double, _ tx: AppleTransactionPayload) -> AppleDecider.Event {
+        event(AppleNotificationVerifier.storeKitEventType, at: time, tx)
+    }
+
+    /// The subscription as the period ending on day `expires` left it, last changed on day `changed`.
+    static func loaded(
+        _ status: EntitlementStatus, expires: Double = 30, changed: Double = 1, product: String = "pro.monthly",
+        user: String? = user, edit: (inout EntitlementState) -> Void = { _ in }
+    ) -> AppleDecider.State {
+        var e = EntitlementState(entityKey: key, userID: user, productID: product, productType: .autoRenewable, source: .storeKit, status: status)
+        e.expiresAt = day(expires)
+        e.willRenew = status != .cancelled
+        e.lastEventTime = day(changed)
+        e.renewalInfoSignedAt = day(changed)
+        edit(&e)
+        return AppleDecider.State(entitlement: e, userID: user)
+    }
+
+    static let none = AppleDecider.State(userID: user)
+
+    // MARK: The table
+
+    static let rows: [Row] = [
+        Row(name: "SUBSCRIBED creates an active subscription", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1"), renewal: renewal(signed: 0)),
+            expect: .init(status: .active, transaction: .succeeded, productID: "pro.monthly", expiresAt: day(30), willRenew: true,
+                          cancelledAt: .some(nil), ownership: .purchased, userID: user, entityKey: key, environment: .production)),
+        Row(name: "an introductory free trial is trialing, with its offer", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1", expires: 7) { $0.offerType = 1; $0.offerDiscountType = "FREE_TRIAL"; $0.offerIdentifier = nil }),
+            expect: .init(status: .trialing, expiresAt: day(7), offerType: "introductory")),
+        Row(name: "a Sandbox purchase is kept apart under its own key", state: AppleDecider.State(userID: user),
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1", environment: "Sandbox"), environment: .sandbox),
+            expect: .init(status: .active, entityKey: "apple:sandbox:1000", environment: .sandbox)),
+        Row(name: "Family Sharing is recorded as the ownership", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1") { $0.inAppOwnershipType = "FAMILY_SHARED" }),
+            expect: .init(status: .active, ownership: .familyShared)),
+        Row(name: "a one-time purchase never renews", state: none,
+            event: event("ONE_TIME_CHARGE", at: 0, tx("t1", expires: nil, product: "coins.100", type: "Consumable")),
+            expect: .init(status: .active, transaction: .succeeded, productID: "coins.100", willRenew: false)),
+        Row(name: "DID_RENEW extends the period and ends a billing problem", state: loaded(.gracePeriod) { $0.billingIssueDetectedAt = day(29); $0.gracePeriodExpiresAt = day(36) },
+            event: event("DID_RENEW", at: 31, tx("t2", expires: 61), renewal: renewal(signed: 31)),
+            expect: .init(status: .active, transaction: .succeeded, expiresAt: day(61), gracePeriodExpiresAt: .some(nil), billingIssueDetectedAt: .some(nil))),
+        Row(name: "DID_RENEW after a pending downgrade takes the new product", state: loaded(.active) { $0.pendingProductID = "pro.basic" },
+            event: event("DID_RENEW", at: 31, tx("t2", expires: 61, product: "pro.basic"), renewal: renewal(signed: 31, next: "pro.basic")),
+            expect: .init(status: .active, productID: "pro.basic", pendingProductID: .some(nil))),
+        Row(name: "a refund of an earlier period leaves the current one", state: loaded(.active, expires: 90, changed: 61, product: "pro.quarterly"),
+            event: event("REFUND", at: 70, tx("t1", expires: 30) { $0.revocationDate = day(70).appleMilliseconds }, renewal: renewal(signed: 70, next: "pro.quarterly")),
+            expect: .init(status: .active, transaction: .refunded, productID: "pro.quarterly", expiresAt: day(90))),
+        Row(name: "a refund of the period in force ends access", state: loaded(.active),
+            event: event("REFUND", at: 10, tx("t1") { $0.revocationDate = day(10).appleMilliseconds }),
+            expect: .init(status: .refunded, transaction: .refunded, expiresAt: day(30))),
+        Row(name: "a reversed refund of the period in force restores it", state: loaded(.refunded, changed: 10),
+            event: event("REFUND_REVERSED", at: 12, tx("t1")),
+            expect: .init(status: .active, transaction: .succeeded)),
+        Row(name: "REVOKE of the period in force revokes", state: loaded(.active),
+            event: event("REVOKE", at: 10, tx("t1") { $0.revocationDate = day(10).appleMilliseconds; $0.inAppOwnershipType = "FAMILY_SHARED" }),
+            expect: .init(status: .revoked)),
+        Row(name: "REVOKE of an earlier period changes no access", state: loaded(.active, expires: 60, changed: 31),
+            event: event("REVOKE", at: 40, tx("t1", expires: 30) { $0.revocationDate = day(40).appleMilliseconds }),
+            expect: .init(status: .active, expiresAt: day(60))),
+        Row(name: "auto-renew off is cancelled, active until the period ends", state: loaded(.active),
+            event: event("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: 10, tx("t1"), renewal: renewal(signed: 10, autoRenew: 0)),
+            expect: .init(status: .cancelled, willRenew: false, cancelledAt: day(10))),
+        Row(name: "auto-renew on again clears cancelled_at", state: loaded(.cancelled) { $0.cancelledAt = day(5) },
+            event: event("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", at: 10, tx("t1"), renewal: renewal(signed: 10)),
+            expect: .init(status: .active, willRenew: true, cancelledAt: .some(nil))),
+        Row(name: "a renewal preference is the product it renews into", state: loaded(.active),
+            event: event("DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: 10, tx("t1"), renewal: renewal(signed: 10, next: "pro.yearly")),
+            expect: .init(status: .active, productID: "pro.monthly", pendingProductID: "pro.yearly")),
+        Row(name: "a billing failure in a grace period keeps access until the grace end", state: loaded(.active),
+            event: event("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: 30, tx("t1"),
+                         renewal: renewal(signed: 30) { $0.isInBillingRetryPeriod = true; $0.gracePeriodExpiresDate = day(36).appleMilliseconds }),
+            expect: .init(status: .gracePeriod, gracePeriodExpiresAt: day(36), billingIssueDetectedAt: day(30))),
+        Row(name: "a billing failure without grace is past due", state: loaded(.active),
+            event: event("DID_FAIL_TO_RENEW", at: 30, tx("t1"), renewal: renewal(signed: 30) { $0.isInBillingRetryPeriod = true }),
+            expect: .init(status: .pastDue, billingIssueDetectedAt: day(30))),
+        Row(name: "the grace period's end is past due, the issue's start kept", state: loaded(.gracePeriod, changed: 30) { $0.billingIssueDetectedAt = day(30) },
+            event: event("GRACE_PERIOD_EXPIRED", at: 36, tx("t1"), renewal: renewal(signed: 36) { $0.isInBillingRetryPeriod = true }),
+            expect: .init(status: .pastDue, billingIssueDetectedAt: day(30))),
+        Row(name: "EXPIRED VOLUNTARY says why", state: loaded(.cancelled),
+            event: event("EXPIRED", "VOLUNTARY", at: 30, tx("t1"), renewal: renewal(signed: 30, autoRenew: 0) { $0.expirationIntent = 1 }),
+            expect: .init(status: .expired, willRenew: false, expirationReason: .voluntary)),
+        Row(name: "EXPIRED BILLING_RETRY says why", state: loaded(.pastDue),
+            event: event("EXPIRED", "BILLING_RETRY", at: 90, tx("t1")),
+            expect: .init(status: .expired, expirationReason: .billingError)),
+        Row(name: "EXPIRED PRICE_INCREASE says why", state: loaded(.active),
+            event: event("EXPIRED", "PRICE_INCREASE", at: 30, tx("t1")),
+            expect: .init(status: .expired, expirationReason: .priceIncrease)),
+        Row(name: "a resubscribe after expiry renews again and forgets the old ending", state: loaded(.expired, changed: 30) {
+                $0.willRenew = false; $0.cancelledAt = day(20); $0.expirationReason = .voluntary },
+            event: event("SUBSCRIBED", "RESUBSCRIBE", at: 40, tx("t3", expires: 70)),
+            expect: .init(status: .active, expiresAt: day(70), willRenew: true, cancelledAt: .some(nil), expirationReason: .some(nil))),
+        Row(name: "OFFER_REDEEMED records the offer", state: loaded(.active),
+            event: event("OFFER_REDEEMED", "UPGRADE", at: 10, tx("t2") { $0.offerType = 2; $0.offerIdentifier = "winback.half" }),
+            expect: .init(status: .active, offer: "winback.half", offerType: "promotional")),
+        Row(name: "a price increase awaiting consent is pending", state: loaded(.active),
+            event: event("PRICE_INCREASE", "PENDING", at: 10, tx("t1"), renewal: renewal(signed: 10) { $0.priceIncreaseStatus = 0 }),
+            expect: .init(status: .active, priceIncreaseStatus: .pending)),
+        Row(name: "a price increase consented to is accepted", state: loaded(.active) { $0.priceIncreaseStatus = .pending },
+            event: event("PRICE_INCREASE", "ACCEPTED", at: 12, tx("t1"), renewal: renewal(signed: 12) { $0.priceIncreaseStatus = 1 }),
+            expect: .init(status: .active, priceIncreaseStatus: .accepted)),
+        Row(name: "renewal info older than the one taken changes no renewal field", state: loaded(.active, changed: 20) { $0.pendingProductID = "pro.yearly" },
+            event: event("DID_CHANGE_RENEWAL_PREF", at: 21, tx("t1"), renewal: renewal(signed: 15, autoRenew: 0, next: "pro.basic")),
+            expect: .init(status: .active, willRenew: true, pendingProductID: "pro.yearly")),
+        Row(name: "an older notification changes nothing", state: loaded(.active, changed: 10),
+            event: event("EXPIRED", "VOLUNTARY", at: 5, tx("t1")),
+            expect: .init(outcome: .stale, writesEntitlement: false)),
+        Row(name: "a late sync still links its user", state: {
+                var s = loaded(.active, changed: 10, user: nil); s.userID = user; return s }(),
+            event: sync(at: 5, tx("t1", token: nil)),
+            expect: .init(outcome: .stale, status: .active, userID: user)),
+        Row(name: "a sync of an earlier period changes neither expiry nor product", state: loaded(.active, expires: 60, changed: 31, product: "pro.yearly"),
+            event: sync(at: 40, tx("t1", expires: 30)),
+            expect: .init(status: .active, transaction: .succeeded, productID: "pro.yearly", expiresAt: day(60))),
+        Row(name: "a sync of a renewal the server missed extends the period", state: loaded(.active, changed: 1),
+            event: sync(at: 31, tx("t2", expires: 61)),
+            expect: .init(status: .active, transaction: .succeeded, expiresAt: day(61))),
+        Row(name: "a sync of the period in force leaves a billing problem as it is", state: loaded(.pastDue, changed: 30),
+            event: sync(at: 32, tx("t1")),
+            expect: .init(status: .pastDue, transaction: .succeeded, expiresAt: day(30))),
+        Row(name: "a re-signed transaction with its refund is applied", state: loaded(.active, changed: 1),
+            event: sync(at: 12, tx("t1") { $0.revocationDate = day(11).appleMilliseconds; $0.revocationReason = 0 }),
+            expect: .init(status: .refunded, transaction: .refunded)),
+        Row(name: "a sync of another user's restore moves the subscription to them", state: {
+                var s = loaded(.active, user: "user_a"); s.userID = "user_b"; return s }(),
+            event: sync(at: 12, tx("t1", token: nil)),
+            expect: .init(status: .active, userID: "user_b")),
+        Row(name: "a notification without a transaction is recorded", state: none,
+            event: event("RESCIND_CONSENT", at: 1, nil),
+            expect: .init(outcome: .recorded, writesEntitlement: false)),
+    ]
+
+    @Test(arguments: rows)
+    func decides(_ row: Row) throws {
+        let decision = AppleDecider.decide(row.event, row.state)
+        let expect = row.expect
+        #expect(decision.outcome == expect.outcome, "\(decision.detail ?? "")")
+        guard expect.writesEntitlement else {
+            #expect(decision.entitlements.isEmpty)
+            return
+        }
+        let e = try #require(decision.entitlements.first, "no entitlement written: \(decision.detail ?? "")")
+        if let status = expect.status { #expect(e.status == status) }
+        if let productID = expect.productID { #expect(e.productID == productID) }
+        if let expiresAt = expect.expiresAt { #expect(e.expiresAt == expiresAt) }
+        if let willRenew = expect.willRenew { #expect(e.willRenew == willRenew) }
+        if let cancelledAt = expect.cancelledAt { #expect(e.cancelledAt == cancelledAt) }
+        if let pending = expect.pendingProductID { #expect(e.pendingProductID == pending) }
+        if let grace = expect.gracePeriodExpiresAt { #expect(e.gracePeriodExpiresAt == grace) }
+        if let issue = expect.billingIssueDetectedAt { #expect(e.billingIssueDetectedAt == issue) }
+        if let reason = expect.expirationReason { #expect(e.expirationReason == reason) }
+        if let price = expect.priceIncreaseStatus { #expect(e.priceIncreaseStatus == price) }
+        if let offer = expect.offer { #expect(e.offer == offer) }
+        if let offerType = expect.offerType { #expect(e.offerType == offerType) }
+        if let ownership = expect.ownership { #expect(e.ownership == ownership) }
+        if let userID = expect.userID {
+            #expect(e.userID == userID)
+            #expect(decision.links.allSatisfy { $0.userID == userID })
+        }
+        if let entityKey = expect.entityKey {
+            #expect(e.entityKey == entityKey)
+            #expect(decision.links.map(\.entitlementKey) == [entityKey])
+        }
+        if let environment = expect.environment {
+            #expect(e.environment == environment)
+            #expect(decision.transactions.allSatisfy { $0.environment == environment })
+            #expect(decision.links.allSatisfy { $0.scope == AppleDecider.linkScope(environment) })
+        }
+        if let status = expect.transaction { #expect(decision.transactions.first?.status == status) }
+    }
+}
