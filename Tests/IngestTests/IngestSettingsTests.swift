@@ -4,7 +4,7 @@ import Testing
 
 @testable import Ingest
 
-/// How `ingest` reads `ENTITLEMENT_LEEWAY_SECONDS`.
+/// How `ingest` reads `ENTITLEMENT_LEEWAY_SECONDS` and `READ_API_ENVIRONMENT`.
 struct IngestSettingsTests {
     static func settings(_ values: [String: String]) throws -> IngestSettings {
         try IngestSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
@@ -19,5 +19,16 @@ struct IngestSettingsTests {
     func aBadLeewayIsRefusedNamingItsVariable(text: String) throws {
         let error = #expect(throws: ConfigurationError.self) { try Self.settings(["ENTITLEMENT_LEEWAY_SECONDS": text]) }
         #expect(error?.variable == "ENTITLEMENT_LEEWAY_SECONDS")
+    }
+
+    @Test(arguments: [(nil, EnvironmentFilter.all), ("production", .production), ("Sandbox", .sandbox), ("all", .all)])
+    func theReadEnvironmentIsAllByDefault(text: String?, filter: EnvironmentFilter) throws {
+        #expect(try Self.settings(text.map { ["READ_API_ENVIRONMENT": $0] } ?? [:]).readEnvironment == filter)
+    }
+
+    @Test(arguments: ["live", "test", "prod"])
+    func aBadReadEnvironmentIsRefusedNamingItsVariable(text: String) throws {
+        let error = #expect(throws: ConfigurationError.self) { try Self.settings(["READ_API_ENVIRONMENT": text]) }
+        #expect(error?.variable == "READ_API_ENVIRONMENT")
     }
 }
