@@ -16,7 +16,7 @@ func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     _ = try? AppleSignedPayloadDecoder.storeKitSync(body: Data(bytes))
     runBlocking {
         _ = try? await FuzzFixtures.appleVerifier.verifyNotification(body: body, sandbox: false)
-        _ = try? await FuzzFixtures.appleVerifier.verifyStoreKitTransaction(body: body, sandbox: false)
+        _ = try? await FuzzFixtures.appleVerifier.verifyStoreKitTransaction(body: body)
     }
     return 0
 }
