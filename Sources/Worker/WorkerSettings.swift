@@ -20,6 +20,8 @@ struct WorkerSettings: Sendable {
     /// `STRIPE_ACCOUNTS`: the Stripe Connect accounts whose events are applied (to their own state);
     /// events of any other connected account are recorded as ignored.
     var stripeAccounts: Set<String>
+    /// Recovery and reconciliation: provider API credentials and their cadence.
+    var recovery: RecoverySettings
     var logLevel: String
     var logFormat: String
 
@@ -40,7 +42,7 @@ struct WorkerSettings: Sendable {
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
-        """
+        """ + "\n" + RecoverySettings.help
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(try environment.required("DATABASE_URL"))
@@ -62,6 +64,7 @@ struct WorkerSettings: Sendable {
             throw ConfigurationError(variable: "STRIPE_ACCOUNTS", reason: "\"\(wrong.prefix(40))\" is not a Stripe account id (acct_…)")
         }
         stripeAccounts = Set(accounts)
+        recovery = try RecoverySettings(environment: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -20,6 +20,8 @@ public struct EventRecord: Sendable, Equatable {
     public var orderingKey: String?
     /// The request body exactly as received and verified.
     public var payload: ByteBuffer
+    /// How it reached the queue.
+    public var origin: EventOrigin = .webhook
 
     public init(
         source: EventSource, externalID: String, type: String, subtype: String? = nil, environment: String? = nil,
@@ -37,6 +39,17 @@ public struct EventRecord: Sendable, Equatable {
 
     /// The idempotency key of the events queue.
     public var key: EventKey { EventKey(source: source, externalID: externalID) }
+}
+
+/// How an event reached the queue (`events.origin`).
+public enum EventOrigin: String, Sendable, Equatable, CaseIterable {
+    /// Delivered by the provider (or synced by the app) and verified on arrival.
+    case webhook
+    /// Fetched from the provider's API by recovery: an Apple notification it could not deliver, a
+    /// Stripe event (which carries no signature there: the API call itself was authenticated).
+    case recovery
+    /// Made by reconciliation from the provider's current answer.
+    case reconciliation
 }
 
 /// `(source, external_id)`: one raw event, however often it is delivered.

@@ -4,7 +4,7 @@ public import PostgresNIO
 
 /// Writes raw events into the events queue.
 public struct EventStore: Sendable {
-    /// The most rows one INSERT takes (8 bind parameters a row, far below PostgreSQL's 65,535).
+    /// The most rows one INSERT takes (9 bind parameters a row, far below PostgreSQL's 65,535).
     public static let maximumBatchSize = 512
 
     let client: PostgresClient
@@ -57,16 +57,16 @@ public struct EventStore: Sendable {
     /// `WITH stored AS (INSERT … ON CONFLICT DO NOTHING RETURNING …)` plus one `pg_notify` when
     /// anything was stored, so the rows and the notification commit together.
     static func insertQuery(_ records: [EventRecord]) throws -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: records.count * 8)
+        var bindings = PostgresBindings(capacity: records.count * 9 + 1)
         var sql = """
             WITH stored AS (
-                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload)
+                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin)
                 VALUES
             """
         for (index, record) in records.enumerated() {
-            let base = index * 8
+            let base = index * 9
             sql += index == 0 ? " " : ", "
-            sql += "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6)::timestamptz, $\(base + 7), $\(base + 8))"
+            sql += "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6)::timestamptz, $\(base + 7), $\(base + 8), $\(base + 9))"
             bindings.append(record.source.rawValue)
             bindings.append(record.externalID)
             bindings.append(record.type)
@@ -75,8 +75,9 @@ public struct EventStore: Sendable {
             bindings.append(record.eventTime)
             bindings.append(record.orderingKey)
             bindings.append(record.payload)
+            bindings.append(record.origin.rawValue)
         }
-        let channelIndex = records.count * 8 + 1
+        let channelIndex = records.count * 9 + 1
         bindings.append(QueueName.events.notificationChannel)
         sql += """
 

@@ -33,8 +33,19 @@ struct RunCommand: AsyncParsableCommand {
             let server = MetricsServer.build(
                 port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
                 readiness: DatabaseReadiness(client: client), logger: logger)
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+                .init(service: client), .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
+            ]
+            let recovery = Recovery(
+                settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
+                logger: logger)
+            recovery.announce(logger: logger)
+            if let interval = settings.recovery.interval, !recovery.isOff {
+                services.append(.init(service: RecoveryService(
+                    recovery: recovery, interval: interval, owner: WorkerPool.defaultOwner(), logger: logger)))
+            }
             var group = ServiceGroupConfiguration(
-                services: [.init(service: client), .init(service: pools.events), .init(service: pools.deliveries), .init(service: server)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger)
             group.maximumGracefulShutdownDuration = .seconds(max(settings.queue.leaseSeconds, 30))

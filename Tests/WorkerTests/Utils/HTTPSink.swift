@@ -60,7 +60,6 @@ final class HTTPSink: Sendable {
     static func with<Result: Sendable>(
         path: String = "/hooks/apple", _ body: @Sendable @escaping (HTTPSink) async throws -> Result
     ) async throws -> Result {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let box = Mutex<HTTPSink?>(nil)
         let router = Router()
         router.post(RouterPath(path)) { request, _ -> Response in
@@ -70,25 +69,9 @@ final class HTTPSink: Sendable {
             if let delay = answer.delay { try await Task.sleep(for: delay) }
             return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
-        var logger = Logger(label: "sink")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
-        return try await withThrowingTaskGroup(of: Result?.self) { group in
-            group.addTask {
-                try await app.runService(gracefulShutdownSignals: [])
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw CancellationError() }
-            let sink = HTTPSink(url: "http://127.0.0.1:\(port)\(path)")
+        return try await LocalHTTPServer.run(router) { base in
+            let sink = HTTPSink(url: base + path)
             box.withLock { $0 = sink }
-            defer { group.cancelAll() }
             return try await body(sink)
         }
     }

@@ -129,6 +129,50 @@ public struct AppleNotificationVerifier: Sendable {
         return (record, transaction.transactionId)
     }
 
+    /// Verifies one subscription of an App Store Server API status answer (Get All Subscription
+    /// Statuses): its signed transaction and renewal info, exactly as a notification's.
+    ///
+    /// - Returns: the queue row of a reconciliation event (`SUBSCRIPTION_STATUS`, subtype the
+    ///   status), keyed by the `originalTransactionId` and the newest `signedDate`, so asking twice
+    ///   for an unchanged status is one event.
+    public func verifySubscriptionStatus(
+        status: Int, signedTransaction: String, signedRenewal: String?, sandbox: Bool
+    ) async throws(Rejection) -> EventRecord {
+        let transaction = try await jws.verify(signedTransaction, as: AppleTransactionPayload.self)
+        try checkEnvironment(transaction.environment, sandbox: sandbox, of: "status transaction")
+        try checkBundle(transaction.bundleId, of: "status transaction")
+        var signedDates = [transaction.signedDate].compactMap { $0 }
+        if let signedRenewal {
+            let renewal = try await jws.verify(signedRenewal, as: AppleRenewalInfoPayload.self)
+            if renewal.environment != nil { try checkEnvironment(renewal.environment, sandbox: sandbox, of: "status renewal info") }
+            signedDates += [renewal.signedDate].compactMap { $0 }
+        }
+        guard let subtype = Self.subscriptionStatusNames[status] else {
+            throw Rejection(.malformed, "the subscription status \(status) is not one Apple documents")
+        }
+        let originalID = transaction.originalTransactionId ?? transaction.transactionId
+        let newest = signedDates.max()
+        let millis = newest.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        var body: [String: any Sendable] = [
+            "status": status, "environment": sandbox ? "Sandbox" : "Production", "signedTransactionInfo": signedTransaction,
+        ]
+        body["signedRenewalInfo"] = signedRenewal
+        let payload = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        var record = EventRecord(
+            source: .apple, externalID: "status:\(originalID):\(millis)", type: Self.subscriptionStatusEventType, subtype: subtype,
+            environment: sandbox ? "Sandbox" : "Production", eventTime: newest, orderingKey: originalID, payload: ByteBuffer(data: payload))
+        record.origin = .reconciliation
+        return record
+    }
+
+    /// The event type of a reconciliation from Apple's subscription status.
+    public static let subscriptionStatusEventType = "SUBSCRIPTION_STATUS"
+
+    /// Apple's subscription `status` values, as the reconciliation event's subtype.
+    public static let subscriptionStatusNames: [Int: String] = [
+        1: "ACTIVE", 2: "EXPIRED", 3: "BILLING_RETRY", 4: "BILLING_GRACE_PERIOD", 5: "REVOKED",
+    ]
+
     /// `<transactionId>/<signedDate ms>/<first 16 hex digits of SHA-256(user_id)>`: what makes two
     /// syncs the same event. The user is hashed to keep the key short and free of its bytes.
     static func syncKey(_ transaction: AppleTransactionPayload, userID: String) -> String {

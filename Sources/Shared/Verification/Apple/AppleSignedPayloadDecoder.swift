@@ -29,4 +29,27 @@ public enum AppleSignedPayloadDecoder {
         let request = try JSONDecoder().decode(AppleNotificationVerifier.StoreKitBody.self, from: body)
         return (try decode(request.signed_transaction, as: AppleTransactionPayload.self), request.user_id)
     }
+
+    /// A stored reconciliation event (``AppleNotificationVerifier/verifySubscriptionStatus(status:signedTransaction:signedRenewal:sandbox:)``).
+    public struct SubscriptionStatus: Sendable {
+        public var status: Int
+        public var environment: String
+        public var transaction: AppleTransactionPayload
+        public var renewal: AppleRenewalInfoPayload?
+    }
+
+    /// The stored body of a reconciliation event, or `nil` when `body` is not one.
+    public static func subscriptionStatus(body: Data) throws -> SubscriptionStatus? {
+        struct Body: Decodable {
+            var status: Int
+            var environment: String
+            var signedTransactionInfo: String
+            var signedRenewalInfo: String?
+        }
+        guard let stored = try? JSONDecoder().decode(Body.self, from: body) else { return nil }
+        return SubscriptionStatus(
+            status: stored.status, environment: stored.environment,
+            transaction: try decode(stored.signedTransactionInfo, as: AppleTransactionPayload.self),
+            renewal: try stored.signedRenewalInfo.map { try decode($0, as: AppleRenewalInfoPayload.self) })
+    }
 }

@@ -4,7 +4,7 @@ import Foundation
 import Shared
 
 /// `worker stats [--json]`: depth of every queue by state, the oldest runnable job's age, what is
-/// paused, and the unfinished and dead jobs per source and type.
+/// paused, the unfinished and dead jobs per source and type, and the recovery checkpoints.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
@@ -14,11 +14,39 @@ struct StatsCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object for scripts.")
     var json = false
 
-    func run() async throws {
-        let report = try await OperatorSession.with { client, logger in
-            try await QueueStatistics(client: client, logger: logger).report()
+    /// The queue report, plus `recovery_checkpoints` in JSON.
+    struct Output: Encodable {
+        var report: QueueStatistics.Report
+        var checkpoints: [RecoveryCheckpoints.Stream]
+
+        enum CodingKeys: String, CodingKey { case recoveryCheckpoints = "recovery_checkpoints" }
+
+        func encode(to encoder: any Encoder) throws {
+            try report.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(checkpoints, forKey: .recoveryCheckpoints)
         }
-        print(json ? try OperatorSession.json(report) : Self.text(report))
+    }
+
+    func run() async throws {
+        let output = try await OperatorSession.with { client, logger in
+            Output(
+                report: try await QueueStatistics(client: client, logger: logger).report(),
+                checkpoints: try await RecoveryCheckpoints(client: client, logger: logger).all())
+        }
+        print(json ? try OperatorSession.json(output) : Self.text(output.report) + Self.text(output.checkpoints))
+    }
+
+    /// The recovery streams, when there are any.
+    static func text(_ checkpoints: [RecoveryCheckpoints.Stream]) -> String {
+        guard !checkpoints.isEmpty else { return "" }
+        var table = TextTable("RECOVERY STREAM", "CHECKPOINT", "BEHIND", "LAST SUCCESS", "LAST ERROR")
+        for stream in checkpoints {
+            table.add(
+                stream.stream, stream.checkpoint.formatted(.iso8601), age(Date().timeIntervalSince(stream.checkpoint)),
+                stream.lastSuccessAt?.formatted(.iso8601) ?? "never", stream.lastError.map { String($0.prefix(60)) } ?? "")
+        }
+        return "\n\n" + table.rendered
     }
 
     static func text(_ report: QueueStatistics.Report) -> String {

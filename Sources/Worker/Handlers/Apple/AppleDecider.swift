@@ -141,6 +141,24 @@ struct AppleDecider {
                 ?? event.renewal.map { (type: $0.offerType, id: $0.offerIdentifier) }
             entitlement.offer = offer?.id ?? event.subtype
             entitlement.offerType = offer?.type.flatMap(offerTypeName) ?? entitlement.offerType
+        case (AppleNotificationVerifier.subscriptionStatusEventType, let status):
+            // Reconciliation: Apple's answer now, about the subscription's latest transaction.
+            switch status {
+            case "ACTIVE":
+                grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
+            case "EXPIRED":
+                entitlement.status = .expired
+                entitlement.willRenew = false
+                entitlement.expirationReason = entitlement.expirationReason ?? .other
+            case "BILLING_RETRY":
+                entitlement.status = .pastDue
+                entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
+            case "BILLING_GRACE_PERIOD":
+                entitlement.status = .gracePeriod
+                entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
+            default:
+                entitlement.status = .revoked
+            }
         case ("PRICE_INCREASE", let subtype):
             entitlement.priceIncreaseStatus = subtype == "ACCEPTED" ? .accepted : subtype == "PENDING" ? .pending : entitlement.priceIncreaseStatus
         default:
@@ -253,6 +271,7 @@ struct AppleDecider {
         "SUBSCRIBED", "ONE_TIME_CHARGE", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF",
         "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED", "REFUND", "REFUND_REVERSED", "REVOKE",
         "RENEWAL_EXTENDED", "OFFER_REDEEMED", "PRICE_INCREASE", AppleNotificationVerifier.storeKitEventType,
+        AppleNotificationVerifier.subscriptionStatusEventType,
     ]
 
     static func changesState(_ type: String) -> Bool { stateChangingTypes.contains(type) }
@@ -275,7 +294,8 @@ struct AppleDecider {
 
     /// Whether the event's transaction is a payment (not only a change to a subscription).
     static func reportsPayment(_ type: String) -> Bool {
-        ["SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE", AppleNotificationVerifier.storeKitEventType].contains(type)
+        ["SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE", AppleNotificationVerifier.storeKitEventType,
+         AppleNotificationVerifier.subscriptionStatusEventType].contains(type)
     }
 
     /// A new ledger row for an Apple transaction.

@@ -16,7 +16,9 @@ struct AppleEventHandler: JobHandler {
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        let forwards = job.kind == EventSource.apple.rawValue && !outbox.targets.isEmpty
+        // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
+        let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
+        let forwards = isNotification && !outbox.targets.isEmpty
         try await completion.commit { connection in
             try await apply(event, syncedUser: syncedUser, job: job, on: connection)
             if forwards { try await outbox.enqueue(eventID: job.id, on: connection, logger: logger) }
@@ -55,6 +57,14 @@ struct AppleEventHandler: JobHandler {
                 eventID: job.id, type: AppleNotificationVerifier.storeKitEventType, time: transaction.signedDate ?? Date(),
                 environment: try environment(transaction.environment), transaction: transaction)
             return (event, user)
+        }
+        if let status = try AppleSignedPayloadDecoder.subscriptionStatus(body: body) {
+            let time = [status.transaction.signedDate, status.renewal?.signedDate].compactMap { $0 }.max() ?? Date()
+            let event = AppleDecider.Event(
+                eventID: job.id, type: AppleNotificationVerifier.subscriptionStatusEventType,
+                subtype: AppleNotificationVerifier.subscriptionStatusNames[status.status], time: time,
+                environment: try environment(status.environment), transaction: status.transaction, renewal: status.renewal)
+            return (event, nil)
         }
         let (notification, transaction, renewal) = try AppleSignedPayloadDecoder.notification(body: body)
         let event = AppleDecider.Event(

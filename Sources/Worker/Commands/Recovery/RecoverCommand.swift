@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import Foundation
+import Shared
+
+/// `worker recover --source apple|stripe …`: fetches what the provider could not deliver and
+/// stores it in the queue, as `worker run` does every `RECOVERY_INTERVAL_SECONDS`.
+struct RecoverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recover",
+        abstract: "Store events the provider could not deliver: Apple's notification history, Stripe's events.",
+        discussion: """
+            Asks the provider's API for the events of a window and stores the ones the queue does not \
+            have yet, verified exactly like webhooks (Apple) or fetched with the API key (Stripe); the \
+            workers apply them as usual. An event already stored is counted, never stored twice. \
+            Apple keeps 180 days of history (30 in Sandbox), Stripe 30 days. Prints found / already \
+            stored / stored / rejected (with reasons); exit 1 when the provider cannot be asked.
+
+            \(RecoverySession.help)
+            """)
+
+    enum Source: String, ExpressibleByArgument, CaseIterable { case apple, stripe }
+
+    @Option(help: "apple or stripe.")
+    var source: Source
+
+    @Option(help: "production or sandbox (Apple; Stripe recovers the mode of its key). Default: both for Apple.")
+    var environment: String?
+
+    @Option(help: "Start of the window: RFC 3339, or a duration ago (2h, 3d). Default 24h.")
+    var since = "24h"
+
+    @Option(help: "End of the window: RFC 3339, or a duration ago. Default now.")
+    var until: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Count what would be stored; store nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the counts as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard TimeExpression.pointInTime(since) != nil else { throw ValidationError("--since must be RFC 3339 or a duration like 3d") }
+        if let until, TimeExpression.pointInTime(until) == nil { throw ValidationError("--until must be RFC 3339 or a duration like 1h") }
+        if let environment, PurchaseEnvironment(rawValue: environment) == nil {
+            throw ValidationError("--environment must be production or sandbox")
+        }
+    }
+
+    func run() async throws {
+        let from = TimeExpression.pointInTime(since) ?? Date()
+        let to = until.flatMap { TimeExpression.pointInTime($0) } ?? Date()
+        let (source, environment, dryRun, json) = (source, environment, dryRun, self.json)
+        let report = try await RecoverySession.with { recovery, logger in
+            let streams = recovery.streams.filter { stream in
+                stream.name.hasPrefix(source.rawValue + ":") && (stream.source == .stripe || stream.name.hasSuffix(":all"))
+                    && (environment.map { stream.source == .stripe || stream.name.contains(":\($0):") } ?? true)
+            }
+            guard !streams.isEmpty else {
+                throw CommandFailure(source == .apple
+                    ? "Apple recovery is off: set APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE"
+                    : "Stripe recovery is off: set STRIPE_API_KEY")
+            }
+            var report = RecoveryReport()
+            for stream in streams {
+                do {
+                    report.add(try await stream.recover(from, to, dryRun, logger))
+                } catch let error as ProviderAPIError {
+                    throw CommandFailure("\(stream.name): \(error)")
+                }
+            }
+            return report
+        }
+        print(json ? try OperatorSession.json(report) : (dryRun ? "dry run: " : "") + report.text)
+    }
+}

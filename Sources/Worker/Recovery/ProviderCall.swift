@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// An answer of a provider API that is not a success, after retries.
+struct ProviderAPIError: Error, CustomStringConvertible {
+    var provider: String
+    /// The HTTP status, or `nil` when no answer came (connection error, timeout).
+    var status: Int?
+    var message: String
+    var description: String { "\(provider) API: " + (status.map { "HTTP \($0): " } ?? "") + message }
+}
+
+/// One call to a provider API, retried as the providers ask: `429` after its `Retry-After`
+/// (seconds, an HTTP date, or Apple's UNIX time in milliseconds) or with backoff, `5xx` and
+/// connection errors with backoff, at most ``maximumAttempts`` times. Other answers are returned
+/// to the caller as they are.
+struct ProviderCall: Sendable {
+    var http: HTTPClient
+    var provider: String
+    var timeout: TimeAmount = .seconds(30)
+    var maximumAttempts = 4
+    /// The first retry's delay; doubled each time, capped at ``maximumDelay``.
+    var baseDelay: Duration = .milliseconds(500)
+    var maximumDelay: Duration = .seconds(30)
+    /// Counts every answer that was not a success, by status (`0` for no answer).
+    var onError: @Sendable (Int) -> Void = { _ in }
+
+    /// - Returns: the final status and body (at most 16 MiB).
+    func send(_ request: HTTPClientRequest, logger: Logger) async throws -> (status: Int, body: ByteBuffer) {
+        var attempt = 1
+        while true {
+            let delay: Duration
+            do {
+                let response = try await http.execute(request, timeout: timeout)
+                let body = try await response.body.collect(upTo: 16 << 20)
+                let status = Int(response.status.code)
+                guard status == 429 || status >= 500 else {
+                    if status >= 300 { onError(status) }
+                    return (status, body)
+                }
+                onError(status)
+                guard attempt < maximumAttempts else {
+                    throw ProviderAPIError(provider: provider, status: status, message: "gave up after \(attempt) attempts")
+                }
+                delay = Self.retryAfter(response.headers.first(name: "Retry-After"), cap: maximumDelay) ?? backoff(attempt)
+                logger.notice("provider API asked to retry", metadata: [
+                    "provider": "\(provider)", "status": "\(status)", "attempt": "\(attempt)"])
+            } catch let error as ProviderAPIError {
+                throw error
+            } catch {
+                onError(0)
+                guard attempt < maximumAttempts else {
+                    throw ProviderAPIError(provider: provider, status: nil, message: "no answer after \(attempt) attempts: \(error)")
+                }
+                delay = backoff(attempt)
+            }
+            try await Task.sleep(for: delay)
+            attempt += 1
+        }
+    }
+
+    private func backoff(_ attempt: Int) -> Duration {
+        min(baseDelay * (1 << min(attempt - 1, 16)), maximumDelay)
+    }
+
+    /// A `Retry-After` value: seconds, an HTTP date, or (Apple) a UNIX time in milliseconds.
+    static func retryAfter(_ value: String?, now: Date = Date(), cap: Duration) -> Duration? {
+        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        let capSeconds = Double(cap.components.seconds)
+        if let number = Double(text), number.isFinite {
+            // A number past the year 2001 in milliseconds is a time, not a delay.
+            let seconds = number > 1_000_000_000_000 ? number / 1000 - now.timeIntervalSince1970 : number
+            return .milliseconds(Int64(min(max(seconds, 0), capSeconds) * 1000))
+        }
+        return RetryAfter.seconds(text, now: now, maximum: capSeconds).map { .milliseconds(Int64($0 * 1000)) }
+    }
+}

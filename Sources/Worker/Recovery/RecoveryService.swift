@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The recovery loop of `worker run`: a cycle every `RECOVERY_INTERVAL_SECONDS` (the first one at
+/// start), until graceful shutdown. Several workers may run it: each stream is worked by the one
+/// that holds its lease.
+struct RecoveryService: Service {
+    let recovery: Recovery
+    let interval: Duration
+    let owner: String
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await recovery.runCycle(owner: owner, interval: interval, logger: logger)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.error("recovery cycle failed", metadata: ["error": "\(error)"])
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Shared
+import Synchronization
+
+/// A local App Store Server API, built from Apple's documented requests and answers: it checks
+/// each bearer token (ES256 with the test key, `kid`, `iss`, `aud`, `bid`, `exp` at most an hour
+/// after `iat`), serves Get Notification History in pages of 20 with `paginationToken` / `hasMore`
+/// and Get All Subscription Statuses, misbehaves when told (`429` with Apple's `Retry-After`, `500`,
+/// slow answers) and records what it was asked. Sandbox is served under `/sandbox`.
+final class AppStoreServerAPIStandIn: Sendable {
+    /// A notification Apple tried to send.
+    struct Notification: Sendable {
+        var signedPayload: String
+        var signedDate: Date
+        var environment: PurchaseEnvironment
+        /// Whether Apple's sends failed (`onlyFailures` returns these).
+        var failed: Bool
+    }
+
+    /// One subscription's answer in Get All Subscription Statuses.
+    struct Status: Sendable {
+        var status: Int
+        var signedTransactionInfo: String
+        var signedRenewalInfo: String?
+    }
+
+    /// One request as it arrived.
+    struct Request: Sendable {
+        var path: String
+        var environment: PurchaseEnvironment
+        var bundleID: String?
+        var body: [String: any Sendable]
+        var paginationToken: String?
+        /// Why the token was refused, when it was.
+        var tokenProblem: String?
+    }
+
+    /// How to answer the `n`th request instead of serving it.
+    enum Misbehaviour: Sendable {
+        case status(Int, retryAfter: String? = nil)
+        case delay(Duration)
+    }
+
+    static let keyID = "STANDIN123"
+    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    static let pageSize = 20
+
+    private struct State {
+        var notifications: [Notification] = []
+        var statuses: [String: Status] = [:]
+        var requests: [Request] = []
+        var misbehave: @Sendable (Int, Request) -> Misbehaviour? = { _, _ in nil }
+    }
+
+    private let state = Mutex(State())
+    let key = P256.Signing.PrivateKey()
+    let bundleIDs: Set<String>
+    /// Set once the server listens.
+    private let baseBox = Mutex("")
+    var baseURL: String { baseBox.withLock { $0 } }
+
+    init(bundleIDs: Set<String>) {
+        self.bundleIDs = bundleIDs
+    }
+
+    var requests: [Request] { state.withLock { $0.requests } }
+
+    func add(_ notification: Notification) { state.withLock { $0.notifications.append(notification) } }
+    func setStatus(_ status: Status, originalTransactionID: String) { state.withLock { $0.statuses[originalTransactionID] = status } }
+    func misbehave(_ rule: @escaping @Sendable (Int, Request) -> Misbehaviour?) { state.withLock { $0.misbehave = rule } }
+
+    /// The `.p8` file a worker reads: the key as PKCS#8 PEM.
+    func privateKeyFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("standin-\(UUID().uuidString).p8").path
+        try key.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The worker's environment that points at this stand-in.
+    func workerEnvironment() throws -> [String: String] {
+        [
+            "APPLE_API_KEY_ID": Self.keyID, "APPLE_API_ISSUER_ID": Self.issuerID, "APPLE_API_PRIVATE_KEY_FILE": try privateKeyFile(),
+            "APPLE_API_BASE_URL": baseURL, "APPLE_API_SANDBOX_BASE_URL": baseURL + "/sandbox",
+        ]
+    }
+
+    static func with<Result: Sendable>(
+        bundleIDs: Set<String>, _ body: @Sendable @escaping (AppStoreServerAPIStandIn) async throws -> Result
+    ) async throws -> Result {
+        let standIn = AppStoreServerAPIStandIn(bundleIDs: bundleIDs)
+        let router = Router()
+        for (prefix, environment) in [("", PurchaseEnvironment.production), ("/sandbox", .sandbox)] {
+            router.post(RouterPath(prefix + "/inApps/v1/notifications/history")) { request, _ in
+                try await standIn.history(request, environment: environment)
+            }
+            router.get(RouterPath(prefix + "/inApps/v1/subscriptions/:transactionId")) { request, context in
+                try await standIn.statuses(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
+            }
+        }
+        return try await LocalHTTPServer.run(router) { base in
+            standIn.baseBox.withLock { $0 = base }
+            return try await body(standIn)
+        }
+    }
+
+    // MARK: Serving
+
+    private func history(_ request: HummingbirdCore.Request, environment: PurchaseEnvironment) async throws -> Response {
+        let data = try await request.body.collect(upTo: 1 << 20)
+        let body = (try? JSONSerialization.jsonObject(with: Data(buffer: data)) as? [String: Any]) ?? [:]
+        let token = request.uri.queryParameters["paginationToken"].map(String.init)
+        if let answer = try await record(request, environment: environment, body: body, paginationToken: token) { return answer }
+        guard let start = (body["startDate"] as? NSNumber)?.int64Value, let end = (body["endDate"] as? NSNumber)?.int64Value, start < end else {
+            return Self.json(.badRequest, ["errorCode": 4000016, "errorMessage": "Invalid request. The start date is not valid."])
+        }
+        let onlyFailures = body["onlyFailures"] as? Bool ?? false
+        let matching = state.withLock { $0.notifications }.filter { item in
+            let millis = Int64(item.signedDate.timeIntervalSince1970 * 1000)
+            return item.environment == environment && millis >= start && millis < end && (!onlyFailures || item.failed)
+        }
+        let offset = token.flatMap { Int($0.dropFirst()) } ?? 0
+        let page = matching.dropFirst(offset).prefix(Self.pageSize)
+        let next = offset + page.count
+        return Self.json(.ok, [
+            "notificationHistory": page.map { ["signedPayload": $0.signedPayload, "sendAttempts": [] as [Any]] },
+            "hasMore": next < matching.count, "paginationToken": "p\(next)",
+        ])
+    }
+
+    private func statuses(_ request: HummingbirdCore.Request, id: String, environment: PurchaseEnvironment) async throws -> Response {
+        if let answer = try await record(request, environment: environment, body: [:], paginationToken: nil) { return answer }
+        guard let status = state.withLock({ $0.statuses[id] }) else {
+            return Self.json(.notFound, ["errorCode": 4040010, "errorMessage": "Transaction id not found."])
+        }
+        var item: [String: Any] = [
+            "status": status.status, "originalTransactionId": id, "signedTransactionInfo": status.signedTransactionInfo,
+        ]
+        item["signedRenewalInfo"] = status.signedRenewalInfo
+        return Self.json(.ok, [
+            "environment": environment == .sandbox ? "Sandbox" : "Production", "bundleId": bundleIDs.first ?? "",
+            "data": [["subscriptionGroupIdentifier": "21752814", "lastTransactions": [item]]],
+        ])
+    }
+
+    /// Records the request and answers it when its token is refused or it is told to misbehave.
+    private func record(
+        _ request: HummingbirdCore.Request, environment: PurchaseEnvironment, body: [String: Any], paginationToken: String?
+    ) async throws -> Response? {
+        let (bundleID, problem) = check(request.headers[.authorization])
+        let sendableBody = body.mapValues { "\($0)" as any Sendable }
+        let recorded = Request(
+            path: request.uri.path, environment: environment, bundleID: bundleID, body: sendableBody, paginationToken: paginationToken,
+            tokenProblem: problem)
+        let (number, rule) = state.withLock { state in
+            state.requests.append(recorded)
+            return (state.requests.count, state.misbehave)
+        }
+        if let problem { return Self.json(.unauthorized, ["errorCode": 401, "errorMessage": problem]) }
+        switch rule(number, recorded) {
+        case .status(let code, let retryAfter)?:
+            var headers: HTTPFields = [:]
+            if let retryAfter { headers[HTTPField.Name("Retry-After")!] = retryAfter }
+            return Response(status: .init(code: code), headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"errorCode":0}"#)))
+        case .delay(let duration)?:
+            try await Task.sleep(for: duration)
+            return nil
+        case nil:
+            return nil
+        }
+    }
+
+    /// The token's bundle id, or why the token is refused.
+    private func check(_ authorization: String?) -> (bundleID: String?, problem: String?) {
+        guard let token = authorization?.split(separator: " ").last, authorization?.hasPrefix("Bearer ") == true else {
+            return (nil, "no bearer token")
+        }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerData = Base64URL.decode(Substring(parts[0])), let claimsData = Base64URL.decode(Substring(parts[1])),
+              let signatureData = Base64URL.decode(Substring(parts[2])),
+              let header = try? JSONSerialization.jsonObject(with: Data(headerData)) as? [String: Any],
+              let claims = try? JSONSerialization.jsonObject(with: Data(claimsData)) as? [String: Any]
+        else { return (nil, "not a JWT") }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+              key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+        else { return (nil, "bad signature") }
+        guard header["alg"] as? String == "ES256", header["typ"] as? String == "JWT", header["kid"] as? String == Self.keyID else {
+            return (nil, "wrong header")
+        }
+        let now = Date().timeIntervalSince1970
+        guard claims["iss"] as? String == Self.issuerID, claims["aud"] as? String == "appstoreconnect-v1",
+              let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue,
+              exp > now, iat <= now + 60, exp - iat <= 3_600
+        else { return (nil, "wrong claims or expired") }
+        guard let bid = claims["bid"] as? String, bundleIDs.contains(bid) else { return (nil, "wrong bid") }
+        return (bid, nil)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data)))
+    }
+}
