@@ -67,6 +67,14 @@ public final class ServiceProcess: Sendable {
         }
     }
 
+    /// SIGKILL: no graceful shutdown, nothing finished or released; waits for the exit.
+    public func killHard() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: logFile)
