@@ -26,6 +26,12 @@ struct AppleEventHandler: JobHandler {
         if forwards { outbox.onCreated() }
     }
 
+    /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
+    func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
+        let (event, syncedUser) = try Self.decode(job)
+        try await apply(event, syncedUser: syncedUser, job: job, on: connection)
+    }
+
     private func apply(_ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection) async throws {
         let store = StateStore(connection: connection, logger: logger)
         guard let tx = event.transaction else {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import PostgresNIO
 import Shared
 
 /// Applies stored Stripe events: decode, find what the event is about (``StripeObjectKind``: its
@@ -18,38 +19,46 @@ struct StripeEventHandler: JobHandler {
     var accounts: Set<String> = []
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
         _ = try await completion.commit { connection in
-            let store = StateStore(connection: connection, logger: logger)
-            if event.type == "account.application.deauthorized" {
-                let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
-                try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
-                return
-            }
-            if let account = event.account, !accounts.contains(account) {
-                try await StateWriter.save(
-                    .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store)
-                return
-            }
-            var subject = try await Self.subject(of: event, in: store)
-            if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
-                subject.entitlementKey = try await store.entitlementKey(
-                    ofTransaction: transactionKey, source: .webCheckout, environment: PurchaseEnvironment(livemode: event.livemode))
-            }
-            // The entitlement and the payment are both locked (a payment's events and its invoice's
-            // lock different entitlement keys while the invoice is unknown), in a fixed order so
-            // two events that lock the same keys never deadlock.
-            let keys = Set([subject.entitlementKey, subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
-            for key in keys.sorted() { try await store.lock(key) }
-            var state = StripeDecider.State()
-            if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
-            if let key = subject.transactionKey { state.transaction = try await store.transaction(.webCheckout, key, environment: PurchaseEnvironment(livemode: event.livemode)) }
-            if let key = subject.replacedEntitlementKey { state.replaced = try await store.entitlement(key) }
-            if state.transaction == nil, let key = subject.transactionKey {
-                subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
-            }
-            try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store)
+            try await apply(job, on: connection)
         }
+    }
+
+    /// Applies the event inside the caller's transaction on `connection` (the job's completion,
+    /// or `worker rebuild`'s).
+    func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
+        let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
+        let store = StateStore(connection: connection, logger: logger)
+        if event.type == "account.application.deauthorized" {
+            let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
+            try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
+            return
+        }
+        if let account = event.account, !accounts.contains(account) {
+            try await StateWriter.save(
+                .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store)
+            return
+        }
+        var subject = try await Self.subject(of: event, in: store)
+        if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
+            subject.entitlementKey = try await store.entitlementKey(
+                ofTransaction: transactionKey, source: .webCheckout, environment: PurchaseEnvironment(livemode: event.livemode))
+        }
+        // The entitlement and the payment are both locked (a payment's events and its invoice's
+        // lock different entitlement keys while the invoice is unknown), in a fixed order so
+        // two events that lock the same keys never deadlock.
+        let keys = Set([subject.entitlementKey, subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
+        for key in keys.sorted() { try await store.lock(key) }
+        var state = StripeDecider.State()
+        if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
+        if let key = subject.transactionKey {
+            state.transaction = try await store.transaction(.webCheckout, key, environment: PurchaseEnvironment(livemode: event.livemode))
+        }
+        if let key = subject.replacedEntitlementKey { state.replaced = try await store.entitlement(key) }
+        if state.transaction == nil, let key = subject.transactionKey {
+            subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
+        }
+        try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store)
     }
 
     /// Which entitlement, transaction, user and product an event is about: what its object names

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Shared
+
+/// Recomputes entitlements and their transactions from Sluice's own log of raw events — for after
+/// a handler bug is fixed, when the state it wrote is wrong and its events are `done`.
+///
+/// One transaction per entity: lock it, delete its entitlement, transactions (with their history)
+/// and the records of its events, apply those events again in provider order with the current
+/// handlers, and compare. Provider links are facts and are kept. A dry run rolls back.
+struct EntityRebuilder: Sendable {
+    /// What rebuilding one entity changed.
+    struct Change: Sendable, Encodable {
+        var entityKey: String
+        var events: Int
+        /// `field: before → after` for every field that differs; empty when nothing changed.
+        var differences: [String]
+
+        enum CodingKeys: String, CodingKey { case entityKey = "entity", events, differences }
+
+        var text: String {
+            "\(entityKey) (\(events) events): " + (differences.isEmpty ? "unchanged" : differences.joined(separator: "; "))
+        }
+    }
+
+    let client: PostgresClient
+    let handlers: [String: any EventApplier]
+    let logger: Logger
+
+    /// The entities whose events arrived since `since`.
+    func entities(since: Date) async throws -> [String] {
+        try await strings(client.query(
+            """
+            SELECT DISTINCT a.entity_key FROM applied_events a JOIN events e ON e.id = a.event_id
+            WHERE e.received_at >= \(since) AND a.entity_key IS NOT NULL ORDER BY 1
+            """, logger: logger))
+    }
+
+    /// The entities of a user.
+    func entities(user: String) async throws -> [String] {
+        try await strings(client.query(
+            "SELECT entity_key FROM entitlements WHERE user_id = \(user) ORDER BY entity_key", logger: logger))
+    }
+
+    func rebuild(_ entityKey: String, dryRun: Bool) async throws -> Change {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                let change = try await rebuild(entityKey, on: connection)
+                if dryRun { throw DryRun(change: change) }
+                return change
+            }
+        } catch let error as PostgresTransactionError {
+            // The dry run's rollback, carrying what it computed.
+            guard let dryRun = error.closureError as? DryRun, error.rollbackError == nil else { throw error }
+            return dryRun.change
+        }
+    }
+
+    /// Thrown to roll a dry run back, carrying what it would have changed.
+    private struct DryRun: Error { var change: Change }
+
+    private func rebuild(_ key: String, on connection: PostgresConnection) async throws -> Change {
+        let store = StateStore(connection: connection, logger: logger)
+        try await store.lock(key)
+        let before = try await snapshot(key, store: store, on: connection)
+        var jobs: [ClaimedJob] = []
+        for try await (id, source, payload) in try await connection.query(
+            """
+            SELECT e.id, e.source, e.payload FROM applied_events a JOIN events e ON e.id = a.event_id
+            WHERE a.entity_key = \(key) ORDER BY e.event_time NULLS FIRST, e.id
+            """, logger: logger
+        ).decode((Int64, String, ByteBuffer).self) {
+            jobs.append(ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload))
+        }
+        try await connection.query(
+            """
+            DELETE FROM transaction_status_history WHERE transaction_id IN (SELECT id FROM transactions WHERE entitlement_key = \(key))
+            """, logger: logger)
+        try await connection.query("DELETE FROM transactions WHERE entitlement_key = \(key)", logger: logger)
+        try await connection.query("DELETE FROM entitlements WHERE entity_key = \(key)", logger: logger)
+        try await connection.query("DELETE FROM applied_events WHERE entity_key = \(key)", logger: logger)
+        for job in jobs {
+            guard let handler = handlers[job.kind] else { continue }
+            do {
+                try await handler.apply(job, on: connection)
+            } catch let unlinked as Unlinked {
+                // In provider order the linking event comes first; one that still cannot be linked is recorded.
+                try await store.record(eventID: job.id, entityKey: key, outcome: .recorded, detail: "rebuild: \(unlinked)")
+            }
+        }
+        let after = try await snapshot(key, store: store, on: connection)
+        return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after))
+    }
+
+    /// The entitlement and its transactions, as comparable text.
+    private func snapshot(_ key: String, store: StateStore, on connection: PostgresConnection) async throws -> [String: String] {
+        var fields: [String: String] = [:]
+        if let e = try await store.entitlement(key) {
+            for (name, value) in Mirror(reflecting: e).children {
+                guard let name, name != "lastEventTime", name != "renewalInfoSignedAt" else { continue }
+                fields[name] = Self.describe(value)
+            }
+        }
+        for try await (id, status, refunded) in try await connection.query(
+            "SELECT provider_transaction_id, status, amount_refunded FROM transactions WHERE entitlement_key = \(key)", logger: logger
+        ).decode((String, String, Int64?).self) {
+            fields["transaction \(id)"] = status + (refunded.map { " (refunded \($0))" } ?? "")
+        }
+        return fields
+    }
+
+    static func differences(_ before: [String: String], _ after: [String: String]) -> [String] {
+        Set(before.keys).union(after.keys).sorted().compactMap { name in
+            let old = before[name] ?? "none"
+            let new = after[name] ?? "none"
+            return old == new ? nil : "\(name): \(old) → \(new)"
+        }
+    }
+
+    private static func describe(_ value: Any) -> String {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return "null" }
+            return describe(wrapped)
+        }
+        if let date = value as? Date { return date.formatted(.iso8601) }
+        if let raw = value as? any RawRepresentable { return "\(raw.rawValue)" }
+        return "\(value)"
+    }
+
+    private func strings(_ rows: PostgresRowSequence) async throws -> [String] {
+        var result: [String] = []
+        for try await value in rows.decode(String.self) { result.append(value) }
+        return result
+    }
+}
+
+/// A handler that can apply an event inside a transaction it is given.
+protocol EventApplier: Sendable {
+    func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws
+}
+
+extension AppleEventHandler: EventApplier {}
+extension StripeEventHandler: EventApplier {}
