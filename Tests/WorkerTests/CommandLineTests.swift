@@ -39,6 +39,7 @@ struct CommandLineTests {
         ("worker", ["stats", "--help"]), ("worker", ["dlq", "--help"]), ("worker", ["dlq", "list", "--help"]),
         ("worker", ["dlq", "show", "--help"]), ("worker", ["dlq", "replay", "--help"]), ("worker", ["dlq", "drain", "--help"]),
         ("worker", ["pause", "--help"]), ("worker", ["resume", "--help"]), ("worker", ["prune", "--help"]),
+        ("worker", ["recover", "--help"]), ("worker", ["reconcile", "--help"]), ("worker", ["rebuild", "--help"]),
     ])
     func helpExplainsAndExitsZero(binary: String, arguments: [String]) throws {
         let (status, output) = try Self.run(binary, arguments)
