@@ -40,6 +40,13 @@ struct AppleRecoveryTests {
         }
     }
 
+    /// What the worker's `/metrics` shows now.
+    static func metrics(_ system: SystemHarness) -> String {
+        var buffer: [UInt8] = []
+        system.metrics.registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
     /// A signed SUBSCRIBED notification (Sandbox) for a new user, signed `minutesAgo`.
     static func subscribed(_ index: Int, minutesAgo: Double, signer: AppleJWSSigner = TestCredentials.signer) throws -> (payload: String, date: Date, user: String) {
         let user = UUID().uuidString.lowercased()
@@ -81,6 +88,9 @@ struct AppleRecoveryTests {
 
             // Every stream moved its checkpoint; right after, only nothing is due again.
             #expect(try await system.db.scalar("SELECT count(*) FROM recovery_checkpoints WHERE last_success_at IS NOT NULL") == 4)
+            let metrics = Self.metrics(system)
+            #expect(metrics.contains(#"sluice_recovery_events_total{source="apple",result="stored"} 45"#), "\(metrics)")
+            #expect(metrics.contains(#"sluice_recovery_last_success_timestamp_seconds{stream="apple:sandbox:all"}"#))
             let asked = standIn.requests.count
             try await recovery.runCycle(owner: "w1", interval: Self.interval, logger: TestDatabase.logger)
             #expect(standIn.requests.count == asked)
@@ -118,6 +128,9 @@ struct AppleRecoveryTests {
             let report = try await stream.recover(Date().addingTimeInterval(-3_600), Date(), false, TestDatabase.logger)
             #expect(report.stored == 25)
             #expect(standIn.requests.count == 5)
+            let metrics = Self.metrics(system)
+            #expect(metrics.contains(#"sluice_provider_api_errors_total{provider="apple",status="429"} 1"#))
+            #expect(metrics.contains(#"sluice_provider_api_errors_total{provider="apple",status="500"} 2"#))
             #expect(try await system.db.scalar("SELECT count(*) FROM events") == 25)
         }
     }
@@ -187,6 +200,7 @@ struct AppleRecoveryTests {
             #expect(e["status"] as? String == "expired")
             #expect(e["expiration_reason"] as? String == "voluntary")
             #expect(e["will_renew"] as? Bool == false)
+            #expect(Self.metrics(system).contains(#"sluice_reconciliations_total{outcome="corrected"} 1"#))
 
             // Checked once: not again within RECONCILE_RECHECK_SECONDS, and now the provider agrees.
             let asked = standIn.requests.filter { $0.path.contains("/subscriptions/") }.count
