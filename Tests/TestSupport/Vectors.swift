@@ -1,20 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
-/// The test material in `../shared/vectors/`, read in place (never copied into the project).
+/// The public test material: `Tests/Vectors/` in this repository (with its SOURCES.md), and
+/// `../shared/vectors/` when it is beside the repository, for the few files that may not be
+/// copied here (they come from a repository without a license).
 public enum Vectors {
-    /// `SLUICE_VECTORS_DIR` when set, else `<repository>/../shared/vectors`.
+    /// `Tests/Vectors`, or `SLUICE_VECTORS_DIR` when set.
     public static let directory: URL = {
         if let explicit = ProcessInfo.processInfo.environment["SLUICE_VECTORS_DIR"] {
             return URL(fileURLWithPath: explicit)
         }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/vectors").standardized
+        return repository.appendingPathComponent("Tests/Vectors")
     }()
 
+    /// `../shared/vectors`, read in place and never copied.
+    public static let sharedDirectory = repository.appendingPathComponent("../shared/vectors").standardized
+
+    static var repository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// The file in this repository's vectors, else in the shared ones.
     public static func url(_ relativePath: String) -> URL {
-        directory.appendingPathComponent(relativePath)
+        let own = directory.appendingPathComponent(relativePath)
+        if FileManager.default.fileExists(atPath: own.path) { return own }
+        return sharedDirectory.appendingPathComponent(relativePath)
+    }
+
+    /// Whether the file can be read here (for tests of files that are not carried in the repository).
+    public static func exists(_ relativePath: String) -> Bool {
+        FileManager.default.fileExists(atPath: url(relativePath).path)
     }
 
     public static func text(_ relativePath: String) throws -> String {
