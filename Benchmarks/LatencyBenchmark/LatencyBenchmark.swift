@@ -18,7 +18,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
 
     @Option(help: "ingest's base URL.") var url = "http://127.0.0.1:8080"
     @Option(help: "Stripe endpoint secret.") var secret = "whsec_bench_secret"
-    @Option(help: "API key of the read API.") var apiKey = "bench-key"
+    @Option(help: "API key of the read API.") var apiKey = "bench_key_0123456789abcdef0123456789ab"
     @Option(help: "Events offered per second.") var rate: Double = 500
     @Option(help: "Seconds of load.") var seconds: Double = 20
     @Option(help: "Measure visibility of every n-th event (the read API's polling adds load).") var sampleEvery = 10

@@ -48,11 +48,11 @@ func buildRouter(
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,
-        apiKeys: APIKeyCheck(keys: settings.apiKeys))
+        apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys))
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
     ReadController<IngestContext>(
-        reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(keys: settings.apiKeys),
+        reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys),
         leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment)
         .addRoutes(to: router)
 
@@ -65,7 +65,7 @@ func buildRouter(
         allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if apple == nil { logger.warning("APPLE_ROOT_CERTIFICATES is not set: the Apple endpoints answer 503") }
-    if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the StoreKit sync and read API answer 401") }
+    if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the read API answers 401") }
     return router
 }
 

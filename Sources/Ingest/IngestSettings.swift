@@ -14,7 +14,10 @@ struct IngestSettings: Sendable {
     var appleRootPaths: [String]
     var appleBundleIDs: Set<String>
     var appleAppAppleID: Int64?
-    var apiKeys: [String]
+    /// `API_KEYS`: the server keys' SHA-256 digests (read API and StoreKit sync).
+    var apiKeys: [[UInt8]]
+    /// `CLIENT_API_KEYS`: the app keys' digests (the StoreKit sync only).
+    var clientAPIKeys: [[UInt8]]
     var maxBodyBytes: Int
     var requestTimeoutSeconds: Int
     /// `ENTITLEMENT_LEEWAY_SECONDS`: how long past `expires_at` an entitlement still reads active
@@ -35,7 +38,8 @@ struct IngestSettings: Sendable {
           APPLE_ROOT_CERTIFICATES   comma-separated DER or PEM root files (none: the Apple endpoints answer 503)
           APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (required for Apple)
           APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
-          API_KEYS                  comma-separated keys of the StoreKit sync and read API (none: they answer 401)
+          API_KEYS                  comma-separated server keys: read API and StoreKit sync; each ≥ 32 characters or sha256:<hex> (none: they answer 401)
+          CLIENT_API_KEYS           comma-separated app keys: the StoreKit sync only (403 on the read API); same form
           READ_API_ENVIRONMENT      production, sandbox or all: the read API's environment when a request names none (default all)
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -63,7 +67,8 @@ struct IngestSettings: Sendable {
             }
             appleAppAppleID = id
         }
-        apiKeys = environment.list("API_KEYS")
+        apiKeys = try APIKeyDigests.parse(environment.list("API_KEYS"), variable: "API_KEYS")
+        clientAPIKeys = try APIKeyDigests.parse(environment.list("CLIENT_API_KEYS"), variable: "CLIENT_API_KEYS")
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
         requestTimeoutSeconds = try environment.int("REQUEST_TIMEOUT_SECONDS", default: 10, range: 1...300)
         entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)

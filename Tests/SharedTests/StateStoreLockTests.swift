@@ -9,7 +9,7 @@ import TestSupport
 /// an error while waiting for it (a deadlock, a lock timeout) arrives with the rows. It must be
 /// thrown by ``StateStore/lock(_:)`` itself, or the job's attempt history records only the
 /// `25P02 current transaction is aborted` of the next statement and hides the cause.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct StateStoreLockTests {
     @Test func aLockThatCannotBeTakenThrowsItsOwnError() async throws {
         try await TestDatabase.with { db in

@@ -7,7 +7,9 @@ import X509
 public enum TestCredentials {
     public static let stripeSecret = "whsec_test_primary_0123456789abcdef"
     public static let rotatedStripeSecret = "whsec_test_rotated_fedcba9876543210"
-    public static let apiKey = "sk_sluice_test_key"
+    public static let apiKey = "sk_sluice_test_key_0123456789abcdef0123"
+    /// An app key: the StoreKit sync only.
+    public static let clientAPIKey = "ck_sluice_test_app_key_0123456789abcdef"
     public static let bundleID = "com.example.sluice"
     public static let appAppleID: Int64 = 1_234_567_890
 
@@ -36,6 +38,7 @@ public enum TestCredentials {
             "APPLE_BUNDLE_IDS": bundleID,
             "APPLE_APP_APPLE_ID": "\(appAppleID)",
             "API_KEYS": apiKey,
+            "CLIENT_API_KEYS": clientAPIKey,
             "LOG_LEVEL": "critical",
         ]
         values.merge(overrides) { $1 }

@@ -7,7 +7,7 @@ import TestSupport
 
 /// `RESCIND_CONSENT` and any notification about the app rather than a purchase: `appData` instead
 /// of `data`, verified from it (and its signed app transaction), stored, recorded and forwarded.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct AppDataNotificationTests {
     @Test func rescindConsentIsStoredRecordedAndForwarded() async throws {
         try await HTTPSink.with { sink in

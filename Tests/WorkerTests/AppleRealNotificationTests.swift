@@ -7,7 +7,7 @@ import TestSupport
 
 /// Real Apple-signed notifications (`vectors/apple/real/`, chained to Apple Root CA G3) through the
 /// real ingest, handlers and read API.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct AppleRealNotificationTests {
     static let ingest = [
         "APPLE_ROOT_CERTIFICATES": Vectors.url("apple/real/AppleRootCA-G3.cer").path,

@@ -6,7 +6,7 @@ import TestSupport
 
 /// An entitlement whose ending event never came reads inactive once its period (and the renewal
 /// leeway, `ENTITLEMENT_LEEWAY_SECONDS`, one hour by default) is over — through the read API.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct EntitlementExpiryTests {
     @Test(arguments: [(-7_200.0, false), (-600.0, true), (86_400.0, true)])
     func aStripeSubscriptionWithoutItsEndingEvent(periodEndFromNow: TimeInterval, active: Bool) async throws {

@@ -212,7 +212,7 @@ struct WorkerPoolTests {
     /// A dequeue that never returns (seen after `pg_ctl restart -m immediate`; here it waits on a
     /// table lock held by another session) is abandoned after `databaseTimeLimit`, so the pool
     /// still shuts down on time instead of waiting for the statement for ever.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aDequeueStuckInTheDatabaseDoesNotHoldUpShutdown() async throws {
         try await TestDatabase.with { db async throws in
             try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger))

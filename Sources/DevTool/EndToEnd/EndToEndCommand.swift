@@ -29,7 +29,7 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "One event in N is delivered twice.") var redeliverEvery = 10
     @Option(help: "Poison events among the others (spread over the first 100): stored, never applicable.") var poison = 0
     @Option(help: "The Stripe endpoint secret.") var secret = "whsec_dev_secret"
-    @Option(help: "An API key of the read API.") var apiKey = "dev_api_key"
+    @Option(help: "An API key of the read API.") var apiKey = "sluice_dev_key_for_this_machine_only_0001"
     @Option(help: "The development PKI folder (from `sluice-dev pki`).") var pki = ".dev/pki"
     @Option(help: "The bundle id ingest accepts.") var bundleId = "com.example.sluice"
     @Option(help: "A file created when the stream starts, for a script timing its faults.") var startedFile: String?

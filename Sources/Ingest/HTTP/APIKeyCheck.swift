@@ -3,34 +3,69 @@ import Crypto
 import Foundation
 import Hummingbird
 import HTTPTypes
+import Shared
 
 /// Checks the API key of the StoreKit sync and read API (`X-Sluice-Key: KEY` or `Authorization: Bearer KEY`).
 ///
-/// Keys are compared as SHA-256 digests with a comparison that looks at every byte of every
-/// configured key, so neither the position of a mismatch nor which key matched shows in the timing.
+/// Server keys (`API_KEYS`) may read and sync; client keys (`CLIENT_API_KEYS`), the ones shipped in
+/// apps, may only sync: a read with one is `403`. Keys are held and compared as SHA-256 digests,
+/// looking at every byte of every configured key, so neither the position of a mismatch nor which
+/// key matched shows in the timing.
 struct APIKeyCheck: Sendable {
-    private let digests: [[UInt8]]
+    /// What a presented key may do.
+    enum Role: Sendable { case server, client }
 
-    init(keys: [String]) {
-        digests = keys.map { Array(SHA256.hash(data: Data($0.utf8))) }
+    private let server: [[UInt8]]
+    private let client: [[UInt8]]
+
+    /// - Parameters: the SHA-256 digests of the keys (``APIKeyDigests/parse(_:variable:)``).
+    init(server: [[UInt8]], client: [[UInt8]] = []) {
+        self.server = server
+        self.client = client
     }
 
-    /// - Throws: ``APIError`` `401 unauthorized` when the key is missing or unknown.
-    func require(_ request: Request) throws {
+    /// Plain keys, for tests and tools.
+    init(keys: [String]) {
+        self.init(server: keys.map(APIKeyDigests.digest))
+    }
+
+    /// The read API: a server key.
+    ///
+    /// - Throws: ``APIError`` `401` when the key is missing or unknown, `403` for a client key.
+    func requireServer(_ request: Request) throws {
+        if try role(request) != .server {
+            throw APIError(.forbidden, code: "forbidden", message: "a client key may only sync StoreKit transactions; the read API takes a server key")
+        }
+    }
+
+    /// The StoreKit sync: a server or a client key.
+    func requireAny(_ request: Request) throws {
+        _ = try role(request)
+    }
+
+    private func role(_ request: Request) throws -> Role {
         guard let presented = Self.presentedKey(request.headers) else {
             throw APIError(.unauthorized, code: "unauthorized", message: "an API key is required (X-Sluice-Key or Authorization: Bearer)")
         }
-        guard accepts(presented) else {
+        guard let role = role(of: presented) else {
             throw APIError(.unauthorized, code: "unauthorized", message: "the API key is not accepted")
         }
+        return role
     }
 
-    func accepts(_ key: String) -> Bool {
-        let presented = Array(SHA256.hash(data: Data(key.utf8)))
+    func role(of key: String) -> Role? {
+        let presented = APIKeyDigests.digest(key)
+        let isServer = Self.matches(presented, server)
+        let isClient = Self.matches(presented, client)
+        return isServer ? .server : isClient ? .client : nil
+    }
+
+    /// Whether `digest` is one of `digests`, in time that depends only on how many there are.
+    private static func matches(_ digest: [UInt8], _ digests: [[UInt8]]) -> Bool {
         var matched: UInt8 = 0
-        for digest in digests {
+        for candidate in digests {
             var difference: UInt8 = 0
-            for (a, b) in zip(digest, presented) { difference |= a ^ b }
+            for (a, b) in zip(candidate, digest) { difference |= a ^ b }
             matched |= difference == 0 ? 1 : 0
         }
         return matched == 1
@@ -43,5 +78,53 @@ struct APIKeyCheck: Sendable {
             return key.isEmpty ? nil : key
         }
         return nil
+    }
+}
+
+/// Reads `API_KEYS` and `CLIENT_API_KEYS`: each entry a key of at least 32 characters, or
+/// `sha256:<64 hex digits>` (the key's SHA-256, so the environment need not hold it in clear).
+enum APIKeyDigests {
+    static let minimumLength = 32
+
+    /// Values shown in the examples (`deploy/env.example`, the Kubernetes secret example, scripts):
+    /// a deployment that kept one would be open to anyone who read them.
+    static let placeholders: Set<String> = [
+        "replace-with-a-long-random-key", "replace-with-a-long-random-client-key", "dev_api_key", "change-me", "changeme",
+    ]
+
+    static func digest(_ key: String) -> [UInt8] {
+        Array(SHA256.hash(data: Data(key.utf8)))
+    }
+
+    static func parse(_ entries: [String], variable: String) throws -> [[UInt8]] {
+        try entries.enumerated().map { index, entry in
+            if entry.lowercased().hasPrefix("sha256:") {
+                let hex = Substring(entry.dropFirst("sha256:".count).lowercased())
+                guard hex.count == 64, let bytes = Self.bytes(hex: hex) else {
+                    throw ConfigurationError(variable: variable, reason: "entry \(index + 1): sha256: must be followed by 64 hex digits")
+                }
+                return bytes
+            }
+            guard !placeholders.contains(entry.lowercased()), !entry.lowercased().hasPrefix("replace-with") else {
+                throw ConfigurationError(variable: variable, reason: "entry \(index + 1) is the documented placeholder: set a random key")
+            }
+            guard entry.count >= minimumLength else {
+                throw ConfigurationError(
+                    variable: variable, reason: "entry \(index + 1) is shorter than \(minimumLength) characters (use e.g. openssl rand -hex 32)")
+            }
+            return digest(entry)
+        }
+    }
+
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
     }
 }

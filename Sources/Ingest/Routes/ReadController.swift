@@ -23,7 +23,7 @@ struct ReadController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func entitlements(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.require(request)
+        try apiKeys.requireServer(request)
         let query = request.uri.queryParameters
         let environment = try environment(query)
         let found: [StateReader.Entitlement]
@@ -39,7 +39,7 @@ struct ReadController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.require(request)
+        try apiKeys.requireServer(request)
         let query = request.uri.queryParameters
         guard let user = query["user_id"].map(String.init), !user.isEmpty else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id")

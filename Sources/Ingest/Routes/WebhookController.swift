@@ -51,7 +51,7 @@ struct WebhookController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func receiveStoreKit(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.require(request)
+        try apiKeys.requireAny(request)
         let apple = try configuredApple(context)
         // Either environment: the signed transaction says which (`?sandbox=true` is accepted and ignored).
         let body = try await receiver.readBody(request, source: .storekit)
