@@ -242,6 +242,7 @@ struct ForwardingTests {
     @Test(arguments: [
         ["FORWARD_TARGETS": "ftp://example.com/hook"], ["FORWARD_TARGETS": "/relative/path"], ["FORWARD_TARGETS": "https://ok.example,nonsense"],
         ["FORWARD_SECRET": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], ["FORWARD_SECRET": "whsec_not base64!"], ["FORWARD_SECRET": "whsec_"],
+        ["FORWARD_SECRET": "whsec_" + Data(repeating: 9, count: 16).base64EncodedString()],
         ["FORWARD_TIMEOUT_SECONDS": "0"],
     ])
     func badForwardSettingsAreRefusedByName(environment: [String: String]) throws {

@@ -15,6 +15,10 @@ struct OperatorCommandTests {
 
     /// Runs `worker` with `arguments` against `db`.
     static func worker(_ db: TestDatabase, _ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        try worker(db, arguments)
+    }
+
+    static func worker(_ db: TestDatabase, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         try CommandLineTests.runSeparately("worker", arguments, environment: ["DATABASE_URL": db.url.urlString, "LOG_LEVEL": "error"])
     }
 

@@ -207,7 +207,7 @@ public struct DeadLetters: Sendable {
                     id: QueueItemID(queue: queue, id: id).description, queue: queue.rawValue, source: source, type: type,
                     externalID: externalID, attempts: Int(attempts), lastError: lastError, failedAt: failedAt),
                 state: state, receivedAt: receivedAt,
-                summary: try JSONDecoder().decode([String: String].self, from: Data(summary.utf8)),
+                summary: Self.redacted(try JSONDecoder().decode([String: String].self, from: Data(summary.utf8))),
                 payload: String(validating: bytes, as: UTF8.self), payloadBase64: Data(bytes).base64EncodedString(),
                 history: [])))
         }
@@ -216,6 +216,13 @@ public struct DeadLetters: Sendable {
             items[index].detail.history = history[items[index].id] ?? []
         }
         return items
+    }
+
+    /// A delivery's target as logs name it: its credentials and query may hold secrets.
+    static func redacted(_ summary: [String: String]) -> [String: String] {
+        var summary = summary
+        if let target = summary["target"] { summary["target"] = URLLabel.of(target) }
+        return summary
     }
 
     private func attempts(of ids: [Int64], in queue: QueueName) async throws -> [Int64: [AttemptRecord]] {

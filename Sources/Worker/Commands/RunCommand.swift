@@ -49,6 +49,13 @@ struct RunCommand: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger)
             group.maximumGracefulShutdownDuration = .seconds(max(settings.queue.leaseSeconds, 30))
+            if !settings.forwardTargets.isEmpty && settings.forwardSigner == nil {
+                logger.warning("FORWARD_TARGETS is set without FORWARD_SECRET: forwards are unsigned and receivers cannot tell them from forgeries")
+            }
+            for target in settings.forwardTargets where target.isUnencryptedRemote {
+                logger.warning("a forward target is plain http:// to another host: bodies travel unencrypted", metadata: [
+                    "target": "\(ForwardTarget.label(for: target.url))"])
+            }
             logger.info("worker starting", metadata: [
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
                 "metrics_port": "\(settings.metricsPort)",

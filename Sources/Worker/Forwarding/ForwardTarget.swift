@@ -16,13 +16,16 @@ struct ForwardTarget: Sendable, Hashable {
         url = text
     }
 
-    /// How logs and metrics name a target: scheme, host, port and path, without credentials or query,
-    /// which may hold secrets.
+    /// How logs and metrics name a target (``URLLabel``).
     static func label(for url: String) -> String {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
-            return "invalid"
+        URLLabel.of(url)
+    }
+
+    /// Plain `http://` to a host other than this machine: bodies and signatures travel unencrypted.
+    var isUnencryptedRemote: Bool {
+        guard let components = URLComponents(string: url), components.scheme?.lowercased() == "http", let host = components.host else {
+            return false
         }
-        let port = components.port.map { ":\($0)" } ?? ""
-        return "\(scheme)://\(host)\(port)\(components.path)"
+        return !["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
     }
 }
