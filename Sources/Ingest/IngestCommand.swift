@@ -23,7 +23,7 @@ struct IngestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings = try IngestSettings(environment: EnvironmentValues(ProcessInfo.processInfo.environment))
+        let settings = try IngestSettings(environment: EnvironmentValues.process())
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "ingest")
         let app = try buildApplication(settings: settings, logger: logger)

@@ -45,6 +45,7 @@ struct IngestSettings: Sendable {
           MAX_BODY_BYTES            request body limit (default 1048576)
           REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
+          NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
         """
 
     init(environment: EnvironmentValues) throws {

@@ -42,6 +42,7 @@ struct WorkerSettings: Sendable {
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
+          NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
         """ + "\n" + RecoverySettings.help
 
     init(environment: EnvironmentValues) throws {

@@ -12,6 +12,31 @@ public struct EnvironmentValues: Sendable {
         self.values = values
     }
 
+    /// The variables the secrets may come from as files (the Docker and Kubernetes convention).
+    public static let fileVariables = [
+        "DATABASE_URL", "STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "STRIPE_API_KEY",
+    ]
+
+    /// The process's environment, where each of ``fileVariables`` may instead be given as
+    /// `NAME_FILE`, the path of a file holding the value (its trailing newline dropped).
+    ///
+    /// - Throws: ``ConfigurationError`` naming the variable when both `NAME` and `NAME_FILE` are set,
+    ///   or the file cannot be read; never the file's content.
+    public static func process(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> EnvironmentValues {
+        var values = environment
+        for name in fileVariables {
+            guard let path = environment[name + "_FILE"], !path.isEmpty else { continue }
+            if let direct = environment[name], !direct.isEmpty {
+                throw ConfigurationError(variable: name + "_FILE", reason: "is set together with \(name): give one of them")
+            }
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigurationError(variable: name + "_FILE", reason: "names a file that cannot be read")
+            }
+            values[name] = text.trimmingCharacters(in: .newlines)
+        }
+        return EnvironmentValues(values)
+    }
+
     /// The trimmed value, or `nil` when unset or blank.
     public func string(_ name: String) -> String? {
         guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }

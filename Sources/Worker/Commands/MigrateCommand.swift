@@ -22,7 +22,7 @@ struct MigrateCommand: AsyncParsableCommand {
     var directory: String?
 
     func run() async throws {
-        let environment = EnvironmentValues(ProcessInfo.processInfo.environment)
+        let environment = try EnvironmentValues.process()
         guard let folder = Migration.locateDirectory(
             explicit: directory ?? environment.string("MIGRATIONS_DIR"),
             executablePath: CommandLine.arguments[0])

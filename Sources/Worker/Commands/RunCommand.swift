@@ -21,7 +21,7 @@ struct RunCommand: AsyncParsableCommand {
             """)
 
     func run() async throws {
-        let settings = try WorkerSettings(environment: EnvironmentValues(ProcessInfo.processInfo.environment))
+        let settings = try WorkerSettings(environment: EnvironmentValues.process())
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "worker")
         let client = PostgresClient(

@@ -16,7 +16,7 @@ enum OperatorSession {
     static func with<Result: Sendable>(
         _ body: @Sendable @escaping (PostgresClient, Logger) async throws -> Result
     ) async throws -> Result {
-        let environment = EnvironmentValues(ProcessInfo.processInfo.environment)
+        let environment = try EnvironmentValues.process()
         let database = try DatabaseURL(try environment.required("DATABASE_URL"))
         let (level, format) = try LoggingSetup.validate(environment: environment)
         LoggingSetup.bootstrap(level: level, format: format)

@@ -45,7 +45,7 @@ struct RebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (user, entity, since, dryRun, json) = (user, entity, since.flatMap { TimeExpression.pointInTime($0) }, dryRun, self.json)
-        let accounts = Set(EnvironmentValues(ProcessInfo.processInfo.environment).list("STRIPE_ACCOUNTS"))
+        let accounts = Set(try EnvironmentValues.process().list("STRIPE_ACCOUNTS"))
         let changes = try await OperatorSession.with { client, logger in
             let handlers = EventHandlers.all(logger: logger, stripeAccounts: accounts).compactMapValues { $0 as? any EventApplier }
             let rebuilder = EntityRebuilder(client: client, handlers: handlers, logger: logger)

@@ -13,7 +13,7 @@ enum RecoverySession {
         """
 
     static func with<Result: Sendable>(_ body: @Sendable @escaping (Recovery, Logger) async throws -> Result) async throws -> Result {
-        let environment = EnvironmentValues(ProcessInfo.processInfo.environment)
+        let environment = try EnvironmentValues.process()
         let settings = try RecoverySettings(environment: environment)
         let accounts = Set(environment.list("STRIPE_ACCOUNTS"))
         return try await OperatorSession.with { client, logger in

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+import Testing
+import TestSupport
+
+/// Secrets from files: `NAME_FILE`, the Docker and Kubernetes secrets convention.
+@Suite(.timeLimit(.minutes(3)))
+struct SecretFileTests {
+    static func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func everySecretMayComeFromAFile() throws {
+        let environment = try EnvironmentValues.process([
+            "DATABASE_URL_FILE": try Self.file("postgres://u:p@db:5432/x\n"), "API_KEYS_FILE": try Self.file("k1,k2\n"), "LOG_LEVEL": "info",
+        ])
+        #expect(environment.string("DATABASE_URL") == "postgres://u:p@db:5432/x")
+        #expect(environment.list("API_KEYS") == ["k1", "k2"])
+        #expect(environment.string("LOG_LEVEL") == "info")
+    }
+
+    @Test func bothOrAnUnreadableFileIsAnErrorNamingTheVariable() throws {
+        let both = #expect(throws: ConfigurationError.self) {
+            try EnvironmentValues.process(["FORWARD_SECRET": "x", "FORWARD_SECRET_FILE": try Self.file("y")])
+        }
+        #expect(both?.variable == "FORWARD_SECRET_FILE")
+        let missing = #expect(throws: ConfigurationError.self) {
+            try EnvironmentValues.process(["STRIPE_API_KEY_FILE": "/nonexistent/stripe-key"])
+        }
+        #expect(missing?.variable == "STRIPE_API_KEY_FILE")
+    }
+
+    @Test func theWorkerReadsItsDatabaseURLFromAFile() async throws {
+        try await TestDatabase.with { db in
+            let result = try CommandLineTests.runSeparately(
+                "worker", ["stats", "--json"], environment: ["DATABASE_URL_FILE": try Self.file(db.url.urlString + "\n"), "LOG_LEVEL": "error"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("\"queues\""))
+        }
+    }
+}
