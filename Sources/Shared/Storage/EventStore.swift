@@ -58,15 +58,17 @@ public struct EventStore: Sendable {
     /// anything was stored, so the rows and the notification commit together.
     static func insertQuery(_ records: [EventRecord]) throws -> PostgresQuery {
         var bindings = PostgresBindings(capacity: records.count * 9 + 1)
+        // The rows go through a VALUES list so that keys of pruned events (`event_keys`) are left
+        // out too: a re-sent or recovered old event stays a duplicate after its row is gone.
         var sql = """
-            WITH stored AS (
-                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin)
+            WITH incoming (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin) AS (
                 VALUES
             """
         for (index, record) in records.enumerated() {
             let base = index * 9
             sql += index == 0 ? " " : ", "
-            sql += "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6)::timestamptz, $\(base + 7), $\(base + 8), $\(base + 9))"
+            sql += "($\(base + 1)::text, $\(base + 2)::text, $\(base + 3)::text, $\(base + 4)::text, $\(base + 5)::text, "
+                + "$\(base + 6)::timestamptz, $\(base + 7)::text, $\(base + 8)::bytea, $\(base + 9)::text)"
             bindings.append(record.source.rawValue)
             bindings.append(record.externalID)
             bindings.append(record.type)
@@ -81,6 +83,10 @@ public struct EventStore: Sendable {
         bindings.append(QueueName.events.notificationChannel)
         sql += """
 
+            ), stored AS (
+                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin)
+                SELECT i.* FROM incoming i
+                WHERE NOT EXISTS (SELECT 1 FROM event_keys k WHERE k.source = i.source AND k.external_id = i.external_id)
                 ON CONFLICT (source, external_id) DO NOTHING
                 RETURNING source, external_id
             ), woken AS (

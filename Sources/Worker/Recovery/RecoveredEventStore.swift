@@ -35,7 +35,10 @@ struct RecoveredEventStore: Sendable {
         for source in Set(records.map(\.source)) {
             let ids = records.filter { $0.source == source }.map(\.externalID)
             for try await id in try await client.query(
-                "SELECT external_id FROM events WHERE source = \(source.rawValue) AND external_id = ANY(\(ids))", logger: logger
+                """
+                SELECT external_id FROM events WHERE source = \(source.rawValue) AND external_id = ANY(\(ids))
+                UNION SELECT external_id FROM event_keys WHERE source = \(source.rawValue) AND external_id = ANY(\(ids))
+                """, logger: logger
             ).decode(String.self) {
                 known.insert(EventKey(source: source, externalID: id))
             }
