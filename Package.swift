@@ -2,16 +2,34 @@
 // SPDX-License-Identifier: Apache-2.0
 import PackageDescription
 
-/// Settings shared by every target: Swift 6 language mode (strict concurrency) and explicit `any`.
+/// Settings shared by every target: Swift 6 language mode (strict concurrency), explicit `any`,
+/// and imports the compiler holds to what each file and target declares: a member is visible only
+/// where its module is imported (`MemberImportVisibility`), and an import is internal unless it
+/// says `public` (`InternalImportsByDefault`), so every target below lists exactly the products
+/// it imports.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+/// A product of one of the packages below, by its module name.
+func product(_ name: String) -> Target.Dependency {
+    let packages = [
+        "Hummingbird": "hummingbird", "HummingbirdTesting": "hummingbird", "PostgresNIO": "postgres-nio",
+        "X509": "swift-certificates", "Crypto": "swift-crypto", "SwiftASN1": "swift-asn1", "NIOCore": "swift-nio",
+        "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "HTTPTypes": "swift-http-types",
+        "AsyncHTTPClient": "async-http-client", "ServiceLifecycle": "swift-service-lifecycle", "Logging": "swift-log",
+        "Prometheus": "swift-prometheus", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
+    ]
+    return .product(name: name, package: packages[name]!)
+}
 
 /// A benchmark program in `Benchmarks/<name>` (they all parse their options with ArgumentParser).
 func benchmarkProgram(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
     .executableTarget(
         name: name,
-        dependencies: dependencies + [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+        dependencies: dependencies + [product("ArgumentParser")],
         path: "Benchmarks/\(name)",
         swiftSettings: swiftSettings)
 }
@@ -36,7 +54,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -45,112 +62,81 @@ let package = Package(
         .target(
             name: "Shared",
             dependencies: [
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                product("ArgumentParser"), product("Crypto"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"),
+                product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"), product("X509"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Ingest",
             dependencies: [
-                "Shared",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Shared", product("ArgumentParser"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"),
+                product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Worker",
             dependencies: [
-                "Shared",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("Hummingbird"),
+                product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"), product("PostgresNIO"),
+                product("Prometheus"), product("ServiceLifecycle"), product("UnixSignals"),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "DevSupport",
-            dependencies: [
-                "Shared",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["Shared", product("Crypto"), product("NIOCore"), product("SwiftASN1"), product("X509")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "DevTool",
             dependencies: [
-                "Shared", "DevSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Shared", "DevSupport", product("ArgumentParser"), product("AsyncHTTPClient"), product("Hummingbird"), product("Logging"),
+                product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
             ],
             swiftSettings: swiftSettings
         ),
-        benchmarkProgram("QueueBenchmark", ["Shared", "DevSupport", .product(name: "PostgresNIO", package: "postgres-nio")]),
-        benchmarkProgram("ApplyBenchmark", ["Shared", "DevSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio")]),
-        benchmarkProgram("ForwardBenchmark", ["Shared", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "PostgresNIO", package: "postgres-nio")]),
-        benchmarkProgram("IngestLoad", ["DevSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")]),
-        benchmarkProgram("LatencyBenchmark", ["DevSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")]),
+        benchmarkProgram("QueueBenchmark", ["Shared", "DevSupport", product("Logging"), product("PostgresNIO")]),
+        benchmarkProgram("ApplyBenchmark", ["Shared", "DevSupport", product("Logging"), product("NIOFoundationCompat"), product("PostgresNIO")]),
+        benchmarkProgram("ForwardBenchmark", [
+            "Shared", product("AsyncHTTPClient"), product("Hummingbird"), product("Logging"), product("NIOCore"), product("NIOHTTP1"),
+            product("PostgresNIO"),
+        ]),
+        benchmarkProgram("IngestLoad", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
+        benchmarkProgram("LatencyBenchmark", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
         .target(
             name: "TestSupport",
-            dependencies: [
-                "Shared", "DevSupport",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["Shared", "DevSupport", product("Logging"), product("PostgresNIO"), product("SwiftASN1"), product("X509")],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SharedTests",
-            dependencies: ["Shared", "TestSupport", "DevSupport"],
+            dependencies: ["Shared", "TestSupport", "DevSupport", product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Ingest", "Shared", "TestSupport", "DevSupport",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "Ingest", "Shared", "TestSupport", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
+                product("HummingbirdTesting"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"),
+                product("X509"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WorkerTests",
             dependencies: [
-                "Worker", "Ingest", "Shared", "TestSupport", "DevSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "Worker", "Ingest", "Shared", "TestSupport", "DevSupport", product("AsyncHTTPClient"), product("Crypto"),
+                product("HTTPTypes"), product("Hummingbird"), product("HummingbirdTesting"), product("Logging"), product("NIOCore"),
+                product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "DeployTests",
-            dependencies: [
-                "TestSupport",
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TestSupport", product("Crypto"), product("Yams")],
             swiftSettings: swiftSettings
         ),
     ]
@@ -166,14 +152,14 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
     package.targets.append(
         .target(
             name: "FuzzSupport",
-            dependencies: ["Shared", "DevSupport", "CFuzzDriver"],
+            dependencies: ["Shared", "DevSupport", "CFuzzDriver", product("X509")],
             path: "Fuzz/Sources/FuzzSupport",
             swiftSettings: swiftSettings))
     for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody"] {
         package.targets.append(
             .executableTarget(
                 name: name,
-                dependencies: ["Shared", "FuzzSupport", .product(name: "NIOCore", package: "swift-nio")],
+                dependencies: ["Shared", "FuzzSupport", product("NIOCore")],
                 path: "Fuzz/Sources/\(name)",
                 swiftSettings: swiftSettings))
         package.products.append(.executable(name: name, targets: [name]))
@@ -191,7 +177,7 @@ if Context.environment["SLUICE_BENCH"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "VerificationBenchmarks",
-            dependencies: ["Shared", "DevSupport", .product(name: "Benchmark", package: "benchmark"), .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["Shared", "DevSupport", .product(name: "Benchmark", package: "benchmark"), product("NIOCore")],
             path: "Benchmarks/VerificationBenchmarks",
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Shared
+import NIOFoundationCompat
 
 /// How fast real `worker run` processes drain a backlog from the events queue, with 1, 2, 4…
 /// processes, for two workloads over the same code path (dequeue, handler, completion):

@@ -8,6 +8,7 @@ import NIOCore
 import PostgresNIO
 import Shared
 import Synchronization
+import NIOHTTP1
 
 /// How fast a real `worker run` process forwards a backlog of deliveries to a local HTTP sink, and,
 /// as the baseline in the same run, how fast the same POSTs go from one HTTP client straight to

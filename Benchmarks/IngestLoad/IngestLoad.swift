@@ -4,6 +4,8 @@ import AsyncHTTPClient
 import DevSupport
 import Foundation
 import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// A closed-loop load generator for a running `ingest`: `connections` clients each send signed
 /// Stripe events (unique ids, ~2 KB) or test-PKI Apple notifications back to back for a fixed

@@ -5,6 +5,8 @@ import DevSupport
 import Foundation
 import NIOCore
 import Synchronization
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// End-to-end latency of a running `ingest` + `worker`: signed Stripe purchases (one new user
 /// each) are offered at a steady rate (open loop: each is sent on schedule whether or not earlier

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Crypto
 public import Foundation
-import SwiftASN1
+public import SwiftASN1
 public import X509
 
 /// A root, intermediate and leaf shaped like Apple's App Store signing chain (ECDSA P-256, with

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+import SwiftASN1
 
 /// The seed corpus of the fuzz targets under `Fuzz/` (`sluice-dev fuzz-seeds` writes it): valid
 /// inputs that reach deep into each parser, and a few near misses, all signed with the values

@@ -5,6 +5,8 @@ import DevSupport
 import Foundation
 import NIOCore
 import Shared
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// `sluice-dev send stripe|apple`: signs a sample event and posts it to a running `ingest`.
 struct SendCommand: AsyncParsableCommand {

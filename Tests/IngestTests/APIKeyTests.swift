@@ -9,6 +9,8 @@ import Testing
 import TestSupport
 
 @testable import Ingest
+import HummingbirdTesting
+import NIOFoundationCompat
 
 /// Server keys read and sync; client keys, the ones shipped in apps, only sync. Weak or
 /// placeholder keys are refused at start.

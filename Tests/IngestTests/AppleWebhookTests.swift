@@ -7,6 +7,7 @@ import HTTPTypes
 import Shared
 import Testing
 import TestSupport
+import PostgresNIO
 
 @Suite(.timeLimit(.minutes(3)))
 struct AppleWebhookTests {

@@ -4,6 +4,7 @@ import Foundation
 import Shared
 import Testing
 import TestSupport
+import PostgresNIO
 
 /// Hostile input against the built `ingest` process over real sockets: each case gets only `4xx`
 /// (or, for what is not HTTP at all, a closed connection), stores nothing, and leaves the process

@@ -6,6 +6,8 @@ import HTTPTypes
 import Shared
 import Testing
 import TestSupport
+import NIOFoundationCompat
+import PostgresNIO
 
 /// The read API's answers to bad and empty queries (what it shows for real events is covered by
 /// the transition tests in WorkerTests).

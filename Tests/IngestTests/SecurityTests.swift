@@ -4,6 +4,9 @@ import Foundation
 import Shared
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
 
 /// Secrets stay out of logs, and a JWS header's URLs are never fetched.
 @Suite(.timeLimit(.minutes(3)))

@@ -7,6 +7,8 @@ import HTTPTypes
 import Shared
 import Testing
 import TestSupport
+import NIOFoundationCompat
+import PostgresNIO
 
 @Suite(.timeLimit(.minutes(3)))
 struct StoreKitSyncTests {

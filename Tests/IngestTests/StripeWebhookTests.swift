@@ -8,6 +8,8 @@ import NIOCore
 import Shared
 import Testing
 import TestSupport
+import NIOFoundationCompat
+import PostgresNIO
 
 @Suite(.timeLimit(.minutes(3)))
 struct StripeWebhookTests {

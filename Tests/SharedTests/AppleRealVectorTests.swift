@@ -4,6 +4,7 @@ import NIOCore
 import Shared
 import Testing
 import TestSupport
+import NIOFoundationCompat
 
 /// Real Apple-signed payloads, chained to the real Apple Root CA G3, verified at their signedDate.
 struct AppleRealVectorTests {

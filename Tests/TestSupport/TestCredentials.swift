@@ -2,6 +2,7 @@
 public import DevSupport
 import Foundation
 import X509
+import SwiftASN1
 
 /// The secrets, keys and test PKI that the HTTP tests configure `ingest` with.
 public enum TestCredentials {

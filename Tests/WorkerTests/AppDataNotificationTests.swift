@@ -4,6 +4,10 @@ import Foundation
 import NIOCore
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOFoundationCompat
+import PostgresNIO
 
 /// `RESCIND_CONSENT` and any notification about the app rather than a purchase: `appData` instead
 /// of `data`, verified from it (and its signed app transaction), stored, recorded and forwarded.

@@ -4,6 +4,9 @@ import HTTPTypes
 import NIOCore
 import Testing
 import TestSupport
+import HummingbirdTesting
+import NIOFoundationCompat
+import PostgresNIO
 
 /// Real Apple-signed notifications (`vectors/apple/real/`, chained to Apple Root CA G3) through the
 /// real ingest, handlers and read API.

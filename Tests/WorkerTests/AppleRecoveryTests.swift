@@ -9,6 +9,10 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
+import Prometheus
 
 /// Apple notifications that never arrived, recovered from a local App Store Server API stand-in
 /// (real ES256 tokens, notifications signed by the test PKI) through the worker's own recovery.

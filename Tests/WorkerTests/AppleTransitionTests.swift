@@ -5,6 +5,10 @@ import NIOCore
 import Shared
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOFoundationCompat
+import PostgresNIO
 
 /// One test per Apple row of TRANSITIONS.md: a signed notification posted to ingest, applied by
 /// the worker, read back through the read API.

@@ -3,6 +3,7 @@ import Foundation
 import Shared
 import Testing
 import TestSupport
+import PostgresNIO
 
 /// The built `worker` and `ingest` binaries: help, usage errors and failures with the contract's exit codes.
 struct CommandLineTests {

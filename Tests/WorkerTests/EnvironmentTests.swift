@@ -3,6 +3,9 @@ import DevSupport
 import Foundation
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
 
 /// Sandbox and production kept apart from the request to the read API: Apple's environment from the
 /// verified payload, Stripe's from `livemode`, the read API's `environment` parameter and

@@ -8,6 +8,8 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import PostgresNIO
+import Prometheus
 
 /// Applied Apple notifications forwarded to real local HTTP servers, with the worker's own settings,
 /// handlers and HTTP client.

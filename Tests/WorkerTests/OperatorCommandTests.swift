@@ -7,6 +7,7 @@ import PostgresNIO
 import Shared
 import Testing
 import TestSupport
+import NIOFoundationCompat
 
 /// `worker stats`, `dlq …`, `pause`, `resume` and `prune`, run as the built binary against a real PostgreSQL.
 @Suite(.timeLimit(.minutes(3)))

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import PostgresNIO
 
 /// Secrets never reach operator output, and forward signing keys are strong and rotatable.
 @Suite(.timeLimit(.minutes(3)))

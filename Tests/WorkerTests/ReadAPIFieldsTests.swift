@@ -3,6 +3,9 @@ import DevSupport
 import Foundation
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
 
 /// What Sluice knows of an entitlement reaches the read API, and the history pages with a cursor.
 @Suite(.timeLimit(.minutes(3)))

@@ -3,6 +3,8 @@ import DevSupport
 import Foundation
 import Testing
 import TestSupport
+import PostgresNIO
+import Shared
 
 /// `worker rebuild`: state a buggy handler wrote is recomputed from the stored raw events.
 @Suite(.timeLimit(.minutes(3)))

@@ -5,6 +5,7 @@ import Shared
 import Synchronization
 import Testing
 import TestSupport
+import PostgresNIO
 
 /// Recovery done by the built `worker`: `worker run` on its own within one interval, killed with
 /// SIGKILL in the middle of a page, and `worker recover` / `worker reconcile` from the shell.

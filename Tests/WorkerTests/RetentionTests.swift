@@ -5,6 +5,10 @@ import NIOCore
 import Shared
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOFoundationCompat
+import PostgresNIO
 
 /// Dedup keys outlive their pruned events: an old notification sent again is still a duplicate.
 @Suite(.timeLimit(.minutes(3)))

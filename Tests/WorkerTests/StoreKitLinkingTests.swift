@@ -5,6 +5,9 @@ import HTTPTypes
 import NIOCore
 import Testing
 import TestSupport
+import HummingbirdTesting
+import NIOFoundationCompat
+import PostgresNIO
 
 /// How StoreKit syncs link purchases to users (docs/entitlements.md, "Linking users"): a link is
 /// never stale, the signed `appAccountToken` decides, and a re-signed transaction is applied.

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TestSupport
+import PostgresNIO
 
 /// Connected accounts and test mode never reach the platform's live state (`STRIPE_ACCOUNTS`).
 @Suite(.timeLimit(.minutes(3)))

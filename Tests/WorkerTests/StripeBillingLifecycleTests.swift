@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TestSupport
+import PostgresNIO
 
 /// A Stripe Billing subscription as Stripe really sends it — bought through Checkout and renewed
 /// twice, every event of it, in both API shapes, in order and shuffled — through ingest, the

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import PostgresNIO
 
 @Suite(.timeLimit(.minutes(3)))
 struct StripeOrderingTests {

@@ -9,6 +9,7 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import PostgresNIO
 
 /// Stripe events that never arrived, recovered from a local Stripe API stand-in, and a
 /// subscription whose `customer.subscription.deleted` was lost, reconciled.

@@ -5,6 +5,9 @@ import NIOCore
 import Shared
 import Testing
 import TestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
 
 /// One test per Stripe row of TRANSITIONS.md: a signed event posted to ingest, applied by the
 /// worker, read back through the read API.

@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 
 @testable import Worker
+import HTTPTypes
 
 /// The worker's `/metrics`, `/healthz` and `/readyz` on a real PostgreSQL: attempts by outcome, queue gauges.
 struct WorkerMetricsTests {

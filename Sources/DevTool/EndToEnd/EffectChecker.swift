@@ -2,6 +2,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// Reads an event's effect back through the read API: its user's transactions and entitlements.
 struct EffectChecker: Sendable {

@@ -3,6 +3,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import DevSupport
 import Foundation
+import NIOCore
 
 /// `sluice-dev e2e`: the client side of `scripts/e2e`. Serves the downstream sink, streams signed
 /// Stripe events and Apple notifications at a running Sluice, then checks through the read API

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import Shared
 import Synchronization
+import NIOFoundationCompat
 
 /// The downstream server Sluice forwards Apple notifications to: answers `200` and counts each
 /// notification by its `notificationUUID`, read from the forwarded `signedPayload`.

@@ -3,6 +3,8 @@ import AsyncHTTPClient
 import DevSupport
 import Foundation
 import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// Delivers one event as Stripe and Apple do: retries on connection errors, timeouts, `429` and
 /// `5xx` with a growing delay, stops at the first other answer or at the deadline.

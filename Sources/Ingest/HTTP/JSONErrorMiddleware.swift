@@ -3,6 +3,8 @@ import Hummingbird
 import HTTPTypes
 import NIOCore
 import Shared
+import Foundation
+import Logging
 
 /// Turns every error into a JSON error response (`{"error":{"code","message"}}`), so no request is
 /// answered with Hummingbird's empty `500`, and echoes the request id in `X-Request-Id`.

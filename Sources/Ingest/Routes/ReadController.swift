@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Shared
+import NIOFoundationCompat
 
 /// `GET /v1/iap/entitlements?user_id=|email=[&environment=]` and
 /// `GET /v1/iap/transaction-history?user_id=[&limit=][&starting_after=][&environment=]`.

@@ -4,6 +4,7 @@ import Hummingbird
 import HTTPTypes
 import NIOCore
 import Shared
+import Logging
 
 /// `POST /v1/webhooks/stripe`, `POST /v1/webhooks/appstore-notifications[/]` and
 /// `POST /v1/iap/storekit-transactions`: verify, store, answer.

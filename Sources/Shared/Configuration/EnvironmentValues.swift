@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+public import Foundation
 
 /// Typed reads of process environment variables.
 ///

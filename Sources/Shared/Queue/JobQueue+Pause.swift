@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import PostgresNIO
 
 extension JobQueue {
     /// Stops dequeuing from this queue in every worker process; running jobs finish.

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import Logging
+import PostgresNIO
 
 extension JobQueue {
     /// Returns jobs whose lease expired (their worker died or hung) to `pending`, or to `dead` when

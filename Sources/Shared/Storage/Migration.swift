@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+public import Foundation
 
 /// One numbered SQL file from `sql/`, such as `0001_queue.sql`.
 public struct Migration: Sendable, Equatable {

@@ -6,6 +6,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Shared
+import UnixSignals
 
 /// `worker run`: the pools of both queues and the metrics endpoint, until SIGTERM.
 struct RunCommand: AsyncParsableCommand {

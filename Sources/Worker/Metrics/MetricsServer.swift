@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Shared
+import Prometheus
 
 /// The worker's HTTP endpoints on `METRICS_PORT`: `GET /healthz` (the process runs), `GET /readyz`
 /// (the database answers) and `GET /metrics` (Prometheus text; queue gauges are sampled from the

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import Shared
+import NIOHTTP1
 
 /// The App Store Server API calls Sluice makes, per environment and app (bundle id).
 ///

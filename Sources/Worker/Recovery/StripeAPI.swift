@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 /// The Stripe API calls Sluice makes, with a restricted key and a pinned `Stripe-Version`.
 ///

@@ -10,6 +10,8 @@ import TestSupport
 import X509
 
 @testable import Ingest
+import NIOFoundationCompat
+import PostgresNIO
 
 /// Runs the real `ingest` application (router, group-commit writer, PostgreSQL client) against a
 /// fresh migrated database, with settings built from an environment the way the process builds them.

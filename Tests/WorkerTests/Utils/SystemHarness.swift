@@ -12,6 +12,8 @@ import TestSupport
 
 @testable import Ingest
 @testable import Worker
+import NIOFoundationCompat
+import PostgresNIO
 
 /// The whole path of an event, for real: signed requests to the `ingest` application, the
 /// worker's handlers applying what it stored, and the read API — on a fresh PostgreSQL database.

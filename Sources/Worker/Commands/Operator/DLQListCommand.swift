@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import Shared
+import Foundation
 
 /// `worker dlq list`: dead items with their last error, the most recently dead first.
 struct DLQListCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import Shared
+import Foundation
 
 /// `worker dlq show ID`: one item, its payload summary and every attempt with its error.
 struct DLQShowCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Foundation
 
 /// A plain-text table for a terminal: a header row and columns padded to their widest cell.
 struct TextTable {

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import Shared
+import NIOCore
 
 /// What `worker recover` and `worker reconcile` need: the operator session, the recovery settings
 /// (`STRIPE_ACCOUNTS` too) and an HTTP client.
