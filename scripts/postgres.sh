@@ -29,7 +29,34 @@ pg_as_owner() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# pg_start DIR [PORT]: initialise DIR if new, start on 127.0.0.1:PORT, export DATABASE_URL.
+# pg_tls DIR: a test CA and a server certificate for the host name localhost only (so that
+# verify-full to 127.0.0.1 fails, as it must), for the TLS tests; sets PG_TLS_OPTIONS, the
+# server's -c options, and exports SLUICE_TEST_PG_CA and SLUICE_TEST_PG_OTHER_CA.
+pg_tls() {
+    local dir=$1/tls
+    PG_TLS_OPTIONS=""
+    command -v openssl >/dev/null 2>&1 || return 0
+    if [ ! -f "$dir/server.key" ]; then
+        mkdir -p "$dir"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 -subj "/CN=Sluice Test Database CA" \
+            -keyout "$dir/ca.key" -out "$dir/ca.pem" >/dev/null 2>&1
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+            -keyout "$dir/server.key" -out "$dir/server.csr" >/dev/null 2>&1
+        printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >"$dir/ext.cnf"
+        openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 3650 \
+            -extfile "$dir/ext.cnf" -out "$dir/server.pem" >/dev/null 2>&1
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 -subj "/CN=Some Other CA" \
+            -keyout "$dir/other-ca.key" -out "$dir/other-ca.pem" >/dev/null 2>&1
+        chmod 600 "$dir/server.key"
+        [ "$(id -u)" = 0 ] && chown -R postgres "$dir"
+        chmod 755 "$dir" && chmod 644 "$dir/ca.pem" "$dir/other-ca.pem"
+    fi
+    export SLUICE_TEST_PG_CA="$dir/ca.pem" SLUICE_TEST_PG_OTHER_CA="$dir/other-ca.pem"
+    PG_TLS_OPTIONS="-c ssl=on -c ssl_cert_file=$dir/server.pem -c ssl_key_file=$dir/server.key -c ssl_min_protocol_version=TLSv1.2"
+}
+
+# pg_start DIR [PORT]: initialise DIR if new, start on 127.0.0.1:PORT (TLS offered, with the
+# test CA of pg_tls), export DATABASE_URL.
 pg_start() {
     local dir=$1 port=${2:-$(pg_free_port)}
     mkdir -p "$dir"
@@ -42,8 +69,9 @@ pg_start() {
         pg_as_owner initdb -D "$dir/data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 \
             || { cat "$dir/initdb.log" >&2; return 1; }
     fi
+    pg_tls "$dir"
     pg_as_owner pg_ctl -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=300 -c fsync=on" start >/dev/null \
+        -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=300 -c fsync=on $PG_TLS_OPTIONS" start >/dev/null \
         || { tail -20 "$dir/postgres.log" >&2; return 1; }
     echo "$port" >"$dir/port"
     export PGPORT=$port PGHOST=127.0.0.1 PGUSER=postgres

@@ -2,7 +2,14 @@
 import Foundation
 public import PostgresNIO
 
-/// A parsed `DATABASE_URL`: `postgres://user:pass@host:port/db[?sslmode=…]`.
+/// A parsed `DATABASE_URL`: `postgres://user:pass@host:port/db[?sslmode=…][&sslrootcert=…]`.
+///
+/// `sslmode` means what it means to libpq: `disable` (no TLS), `allow`/`prefer` (TLS when the
+/// server offers it, no verification), `require` (TLS, no verification — unless `sslrootcert`
+/// names a file, then as `verify-ca`), `verify-ca` (the server's certificate chains to a trusted
+/// root), `verify-full` (and is for this host name). The trusted roots are `sslrootcert` (a PEM
+/// file, such as a managed database's private CA; `system` for the system's) or the system's.
+/// TLS 1.2 at least.
 ///
 /// ```swift
 /// let url = try DatabaseURL("postgres://sluice:secret@127.0.0.1:5432/sluice")
@@ -14,8 +21,11 @@ public struct DatabaseURL: Sendable, Equatable {
     public var username: String
     public var password: String?
     public var database: String
-    /// `disable`, `prefer` or `require`, from `?sslmode=`; `disable` when absent.
+    /// `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`, from `?sslmode=`;
+    /// `disable` when absent.
     public var sslMode: String
+    /// `?sslrootcert=`: a PEM file of trusted roots, or `system`.
+    public var sslRootCert: String?
 
     /// Parses a URL.
     ///
@@ -43,6 +53,10 @@ public struct DatabaseURL: Sendable, Equatable {
             throw ConfigurationError(variable: "DATABASE_URL", reason: "sslmode \(mode) is not supported")
         }
         self.sslMode = mode
+        self.sslRootCert = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value.flatMap { $0.isEmpty ? nil : $0 }
+        if let file = sslRootCert, file != "system", !FileManager.default.isReadableFile(atPath: file) {
+            throw ConfigurationError(variable: "DATABASE_URL", reason: "sslrootcert names a file that cannot be read")
+        }
     }
 
     /// The URL as text, as `DATABASE_URL` takes it (the password percent-encoded; never log it).
@@ -54,7 +68,10 @@ public struct DatabaseURL: Sendable, Equatable {
         components.host = host
         components.port = port
         components.path = "/" + database
-        if sslMode != "disable" { components.queryItems = [URLQueryItem(name: "sslmode", value: sslMode)] }
+        var query: [URLQueryItem] = []
+        if sslMode != "disable" { query.append(URLQueryItem(name: "sslmode", value: sslMode)) }
+        if let sslRootCert { query.append(URLQueryItem(name: "sslrootcert", value: sslRootCert)) }
+        if !query.isEmpty { components.queryItems = query }
         return components.string ?? "postgres://\(host):\(port)/\(database)"
     }
 
@@ -62,16 +79,35 @@ public struct DatabaseURL: Sendable, Equatable {
     ///
     /// - Parameter maximumConnections: the pool's size.
     public func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS
-        switch sslMode {
-        case "disable", "allow": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        default: tls = .require(.makeClientConfiguration())
-        }
         var configuration = PostgresClient.Configuration(
-            host: host, port: port, username: username, password: password, database: database, tls: tls)
+            host: host, port: port, username: username, password: password, database: database, tls: try tls())
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
         return configuration
+    }
+
+    /// The TLS of `sslmode` and `sslrootcert`, as libpq reads them.
+    func tls() throws -> PostgresClient.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let file = sslRootCert, file != "system" {
+            tls.trustRoots = .file(file)
+        }
+        switch sslMode {
+        case "disable":
+            return .disable
+        case "allow", "prefer":
+            tls.certificateVerification = .none
+            return .prefer(tls)
+        case "require" where sslRootCert == nil:
+            tls.certificateVerification = .none
+            return .require(tls)
+        case "require", "verify-ca":
+            tls.certificateVerification = .noHostnameVerification
+            return .require(tls)
+        default:
+            tls.certificateVerification = .fullVerification
+            return .require(tls)
+        }
     }
 }
