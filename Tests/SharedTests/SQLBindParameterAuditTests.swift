@@ -16,6 +16,7 @@ struct SQLBindParameterAuditTests {
         "summaryExpression": "a constant jsonb_build_object over column names",
         "EntitlementColumns.list": "a constant column list",
         "TransactionColumns.list": "a constant column list",
+        "keepKeys": "QueuePruner's constant CTE that keeps a pruned event's key, or nothing",
     ]
 
     /// Files allowed to use `PostgresQuery(unsafeSQL:)`, each with why.
