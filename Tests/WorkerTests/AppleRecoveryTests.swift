@@ -31,15 +31,8 @@ struct AppleRecoveryTests {
     /// Runs `body` with the system, the stand-in, and the worker's recovery built from its settings.
     static func run(_ body: @Sendable @escaping (SystemHarness, AppStoreServerAPIStandIn, Recovery) async throws -> Void) async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
-            let environment = try Self.environment(standIn)
-            try await SystemHarness.run(worker: environment) { system in
-                try await HTTPClient.withHTTPClient { http in
-                    let settings = try RecoverySettings(environment: EnvironmentValues(environment))
-                    let recovery = Recovery(
-                        settings: settings, stripeAccounts: [], http: http, client: system.db.client, metrics: system.metrics,
-                        logger: TestDatabase.logger)
-                    try await body(system, standIn, recovery)
-                }
+            try await SystemHarness.withRecovery(try Self.environment(standIn)) { system, recovery in
+                try await body(system, standIn, recovery)
             }
         }
     }

@@ -19,15 +19,8 @@ struct StripeRecoveryTests {
 
     static func run(_ body: @Sendable @escaping (SystemHarness, StripeAPIStandIn, Recovery) async throws -> Void) async throws {
         try await StripeAPIStandIn.with { standIn in
-            let environment = standIn.workerEnvironment()
-            try await SystemHarness.run(worker: environment) { system in
-                try await HTTPClient.withHTTPClient { http in
-                    let settings = try RecoverySettings(environment: EnvironmentValues(environment))
-                    let recovery = Recovery(
-                        settings: settings, stripeAccounts: [], http: http, client: system.db.client, metrics: system.metrics,
-                        logger: TestDatabase.logger)
-                    try await body(system, standIn, recovery)
-                }
+            try await SystemHarness.withRecovery(standIn.workerEnvironment()) { system, recovery in
+                try await body(system, standIn, recovery)
             }
         }
     }
