@@ -68,7 +68,7 @@ struct RecoveryProcessTests {
                 let second = try await ServiceProcess("worker", arguments: ["run"], environment: environment)
                 defer { second.stop() }
                 let complete = try await Self.eventually(60) {
-                    try await db.scalar("SELECT count(*) FROM recovery_checkpoints WHERE last_success_at IS NOT NULL") == 4
+                    try await db.scalar("SELECT count(*) FROM recovery_checkpoints WHERE stream LIKE 'apple:%' AND last_success_at IS NOT NULL") == 4
                 }
                 #expect(complete, "\(second.log(tail: 2_000))")
                 #expect(try await db.scalar("SELECT count(*) FROM events") == 45)

@@ -131,10 +131,23 @@ struct Recovery: Sendable {
                 logger.error("recovery failed", metadata: ["stream": "\(stream.name)", "error": "\(error)"])
             }
         }
-        let due = try await reconciler.due(limit: settings.reconcileBatch, now: now())
-        if !due.isEmpty {
-            let report = try await reconciler.check(due, dryRun: false, logger: logger) { metrics?.countReconciliation($0) }
-            logger.info("reconciled", metadata: ["report": "\(report.text)"])
+        // One worker reconciles at a time, under a lease of its own: two would ask the provider twice.
+        guard try await checkpoints.lease(
+            Self.reconcileStream, owner: owner, for: Self.leaseSeconds(interval: intervalSeconds), initial: now()) != nil
+        else { return }
+        do {
+            let due = try await reconciler.due(limit: settings.reconcileBatch, now: now())
+            if !due.isEmpty {
+                let report = try await reconciler.check(due, dryRun: false, logger: logger) { metrics?.countReconciliation($0) }
+                logger.info("reconciled", metadata: ["report": "\(report.text)"])
+            }
+            try await checkpoints.advance(Self.reconcileStream, owner: owner, to: now())
+        } catch {
+            try await checkpoints.fail(Self.reconcileStream, owner: owner, error: String(describing: error))
+            throw error
         }
     }
+
+    /// The lease (and last success) of reconciliation in `recovery_checkpoints`.
+    static let reconcileStream = "reconcile"
 }
