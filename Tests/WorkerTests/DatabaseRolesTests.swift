@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import DevSupport
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// The least-privilege roles of deploy/roles.sql and sql/0008_roles.sql, for real: the schema
+/// migrated by its owner, ingest storing events and reading state but changing nothing else, the
+/// worker applying events but changing no schema.
+@Suite(.timeLimit(.minutes(3)))
+struct DatabaseRolesTests {
+    static let logger = TestDatabase.logger
+
+    /// Runs deploy/roles.sql with psql, as an administrator would (the roles are the server's, so
+    /// they are created once; the rest of the file runs in this database).
+    static func createRoles(_ db: TestDatabase) async throws {
+        for role in ["sluice_migrate", "sluice_ingest", "sluice_worker"] {
+            try await db.client.query(
+                PostgresQuery(unsafeSQL: "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN; END IF; END $$"),
+                logger: logger)
+        }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/roles.sql").standardized
+        let script = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("CREATE ROLE") }.joined(separator: "\n")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", "-v", "ON_ERROR_STOP=1", "-q", db.url.urlString]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "deploy/roles.sql failed")
+    }
+
+    static func url(_ db: TestDatabase, role: String) throws -> DatabaseURL {
+        var url = db.url
+        url.username = role
+        url.password = nil
+        return url
+    }
+
+    static func refused(_ client: PostgresClient, _ sql: String) async -> Bool {
+        do {
+            try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            return false
+        } catch let error as PSQLError {
+            return error.serverInfo?[.sqlState] == "42501"  // insufficient_privilege
+        } catch {
+            return false
+        }
+    }
+
+    @Test func eachProcessGetsOnlyWhatItUses() async throws {
+        try await TestDatabase.with(migrate: false) { db in
+            try await Self.createRoles(db)
+            try await DatabaseSession.with(try Self.url(db, role: "sluice_migrate"), logger: Self.logger) { client async throws in
+                let applied = try await Migrator(client: client, logger: Self.logger).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+                #expect(applied.count >= 8)
+            }
+            let event = try SampleStripeEvents.event(
+                id: "evt_roles", type: "payment_intent.succeeded", created: Date(),
+                object: ["id": "pi_roles", "object": "payment_intent", "amount": 500, "amount_received": 500, "currency": "eur",
+                         "status": "succeeded", "customer": "cus_r", "metadata": ["user_id": "user_roles", "product_id": "pro.lifetime"]],
+                previousAttributes: nil, livemode: true, apiVersion: "2024-06-20", account: nil)
+            let record = try StripeEventEnvelope.decode(ByteBuffer(data: event)).record(payload: ByteBuffer(data: event))
+
+            try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
+                #expect(try await EventStore(client: ingest, logger: Self.logger).insert([record]) == [.stored])
+                #expect(try await StateReader(client: ingest, logger: Self.logger).entitlements(userID: "user_roles", environment: nil).isEmpty)
+                for sql in [
+                    "UPDATE entitlements SET status = 'active'", "DELETE FROM events", "UPDATE events SET state = 'done'",
+                    "INSERT INTO provider_links (kind, external_id) VALUES ('stripe_customer', 'x')", "CREATE TABLE intruder (id int)",
+                    "SELECT * FROM recovery_checkpoints",
+                ] {
+                    #expect(await Self.refused(ingest, sql), "ingest may not: \(sql)")
+                }
+            }
+
+            let workerURL = try Self.url(db, role: "sluice_worker")
+            try await DatabaseSession.with(workerURL, logger: Self.logger) { worker async throws in
+                let settings = try WorkerSettings(environment: EnvironmentValues(["DATABASE_URL": workerURL.urlString, "MAX_ATTEMPTS": "1"]))
+                try await HTTPClient.withHTTPClient { http in
+                    let pools = RunCommand.pools(settings: settings, client: worker, http: http, metrics: nil, logger: Self.logger)
+                    let job = try #require(try await pools.events.queue.dequeue(limit: 1, owner: "roles").first)
+                    await pools.events.execute(job)
+                }
+                for sql in ["CREATE TABLE intruder (id int)", "DROP TABLE events", "ALTER TABLE entitlements ADD COLUMN x int", "TRUNCATE events"] {
+                    #expect(await Self.refused(worker, sql), "the worker may not: \(sql)")
+                }
+            }
+            try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
+                let found = try await StateReader(client: ingest, logger: Self.logger).entitlements(userID: "user_roles", environment: nil)
+                #expect(found.map(\.state.status) == [.active])
+            }
+        }
+    }
+}
