@@ -81,6 +81,16 @@ struct ComposeFileTests {
         #expect(ingest["STRIPE_WEBHOOK_SECRETS"] != nil && ingest["API_KEYS"] != nil && ingest["FORWARD_SECRET"] == nil)
         #expect(worker["FORWARD_SECRET"] != nil && worker["STRIPE_WEBHOOK_SECRETS"] == nil && worker["API_KEYS"] == nil)
         #expect(postgres.keys.allSatisfy { $0.hasPrefix("POSTGRES_") })
+        // Each process connects as its own role, never as the container's administrator.
+        for (service, role) in [("migrate", "sluice_migrate"), ("ingest-1", "sluice_ingest"), ("ingest-2", "sluice_ingest"), ("worker", "sluice_worker")] {
+            let url = try #require(try value(services, service, "environment", "DATABASE_URL") as? String)
+            #expect(url.hasPrefix("postgres://\(role):"), "\(service) connects as \(role)")
+        }
+        let volumes = try #require(try value(services, "postgres", "volumes") as? [String])
+        #expect(volumes.contains("./roles.sql:/sluice/roles.sql:ro"))
+        #expect(volumes.contains("./postgres-init.sh:/docker-entrypoint-initdb.d/10-sluice-roles.sh:ro"))
+        let initScript = try DeployFiles.text("deploy/postgres-init.sh")
+        #expect(initScript.contains("-f /sluice/roles.sql") && initScript.contains("ON_ERROR_STOP=1"))
         #expect(compose.description.contains("whsec_") == false, "a secret value is written in compose.yaml")
     }
 

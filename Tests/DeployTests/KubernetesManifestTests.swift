@@ -24,7 +24,7 @@ struct KubernetesManifestTests {
     }
 
     @Test func everyObjectIsWellFormed() throws {
-        #expect(objects.count == 7)
+        #expect(objects.count == 12)
         for object in objects {
             #expect(object["apiVersion"] is String && object["kind"] is String)
             #expect(try value(object, "metadata", "name") is String)
@@ -68,5 +68,44 @@ struct KubernetesManifestTests {
         #expect(service == ["app.kubernetes.io/name": "sluice-ingest"])
         let job = try #require(try value(try object("Job", "sluice-migrate"), "spec", "template", "spec", "containers") as? [[String: Any]])
         #expect(job.first?["args"] as? [String] == ["worker", "migrate"])
+    }
+
+    /// Each process has a secret of its own, holding only what it uses and its own database role.
+    @Test func eachProcessGetsOnlyItsOwnSecret() throws {
+        let secretOf = [
+            ("Deployment", "sluice-ingest", "sluice-ingest", "sluice_ingest"), ("Deployment", "sluice-worker", "sluice-worker", "sluice_worker"),
+            ("Job", "sluice-migrate", "sluice-migrate", "sluice_migrate"),
+        ]
+        for (kind, name, secret, role) in secretOf {
+            let containers = try #require(try value(try object(kind, name), "spec", "template", "spec", "containers") as? [[String: Any]])
+            let references = try #require(containers.first?["envFrom"] as? [[String: Any]])
+            #expect(references.compactMap { ($0["secretRef"] as? [String: Any])?["name"] as? String } == [secret], "\(name)")
+            let data = try #require(try value(try object("Secret", secret), "stringData") as? [String: Any])
+            #expect((data["DATABASE_URL"] as? String)?.hasPrefix("postgres://\(role):") == true, "\(secret) connects as \(role)")
+        }
+        let ingest = try #require(try value(try object("Secret", "sluice-ingest"), "stringData") as? [String: Any])
+        let worker = try #require(try value(try object("Secret", "sluice-worker"), "stringData") as? [String: Any])
+        let migrate = try #require(try value(try object("Secret", "sluice-migrate"), "stringData") as? [String: Any])
+        #expect(ingest["FORWARD_SECRET"] == nil && ingest["STRIPE_API_KEY"] == nil)
+        #expect(worker["API_KEYS"] == nil && worker["STRIPE_WEBHOOK_SECRETS"] == nil)
+        #expect(Set(migrate.keys) == ["DATABASE_URL"])
+    }
+
+    /// Only the ports each process serves are reachable, and each policy selects its pods.
+    @Test func networkPoliciesAdmitOnlyTheServedPorts() throws {
+        for (name, port) in [("sluice-ingest", 8080), ("sluice-worker", 9090)] {
+            let policy = try object("NetworkPolicy", name)
+            let selector = try #require(try value(policy, "spec", "podSelector", "matchLabels") as? [String: String])
+            let labels = try #require(try value(try object("Deployment", name), "spec", "template", "metadata", "labels") as? [String: String])
+            #expect(selector.allSatisfy { labels[$0.key] == $0.value })
+            let rules = try #require(try value(policy, "spec", "ingress") as? [[String: Any]])
+            let ports = rules.flatMap { ($0["ports"] as? [[String: Any]]) ?? [] }.compactMap { $0["port"] as? Int }
+            #expect(ports == [port], "\(name)")
+            let served = try #require(try container(of: name)["ports"] as? [[String: Any]]).compactMap { $0["containerPort"] as? Int }
+            #expect(served == [port])
+        }
+        let migrate = try object("NetworkPolicy", "sluice-migrate")
+        let spec = try #require(migrate["spec"] as? [String: Any])
+        #expect(spec["ingress"] == nil && spec["policyTypes"] as? [String] == ["Ingress"], "the migration Job takes no connection")
     }
 }
