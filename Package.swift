@@ -62,8 +62,9 @@ let package = Package(
         .target(
             name: "Shared",
             dependencies: [
-                product("ArgumentParser"), product("Crypto"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"),
-                product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"), product("X509"),
+                product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("Logging"), product("NIOCore"),
+                product("NIOFoundationCompat"), product("NIOHTTP1"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
+                product("X509"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -107,7 +108,10 @@ let package = Package(
         benchmarkProgram("LatencyBenchmark", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
         .target(
             name: "TestSupport",
-            dependencies: ["Shared", "DevSupport", product("Logging"), product("PostgresNIO"), product("SwiftASN1"), product("X509")],
+            dependencies: [
+                "Shared", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"), product("NIOCore"),
+                product("PostgresNIO"), product("SwiftASN1"), product("X509"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

@@ -33,20 +33,35 @@ public struct ApplePKI: Sendable {
     public let intermediate: Certificate
     public let leaf: Certificate
     public let leafKey: P256.Signing.PrivateKey
+    /// The issuers' keys, to sign OCSP answers in tests; `nil` for a chain read from files.
+    public let intermediateKey: P256.Signing.PrivateKey?
+    public let rootKey: P256.Signing.PrivateKey?
 
-    public init(root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey) {
+    public init(
+        root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey,
+        intermediateKey: P256.Signing.PrivateKey? = nil, rootKey: P256.Signing.PrivateKey? = nil
+    ) {
         self.root = root
         self.intermediate = intermediate
         self.leaf = leaf
         self.leafKey = leafKey
+        self.intermediateKey = intermediateKey
+        self.rootKey = rootKey
     }
+
+    /// The paths under `ocspResponder` that the leaf's and the intermediate's Authority Information
+    /// Access name: the leaf's status is answered by the intermediate, the intermediate's by the root.
+    public static let leafOCSPPath = "/ocsp/wwdr"
+    public static let intermediateOCSPPath = "/ocsp/root"
 
     /// Makes a new chain with fresh keys.
     ///
     /// - Parameters:
     ///   - name: a word that goes into every subject, to tell chains apart.
     ///   - flaws: what to get wrong on purpose.
-    public static func generate(name: String = "Sluice Test", flaws: Flaws = .init()) throws -> ApplePKI {
+    ///   - ocspResponder: a base URL such as `http://127.0.0.1:8080`; when given, the leaf and the
+    ///     intermediate name an OCSP responder under it, as Apple's do.
+    public static func generate(name: String = "Sluice Test", flaws: Flaws = .init(), ocspResponder: String? = nil) throws -> ApplePKI {
         let now = Date()
         let decade = now.addingTimeInterval(-86_400 * 365)...now.addingTimeInterval(86_400 * 365 * 10)
         let rootKey = P256.Signing.PrivateKey()
@@ -76,6 +91,7 @@ public struct ApplePKI: Sendable {
                 SubjectKeyIdentifier(hash: Certificate.PublicKey(intermediateKey.publicKey))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: Certificate.PublicKey(rootKey.publicKey)).keyIdentifier)
                 if !flaws.intermediateWithoutMarker { Self.marker(intermediateMarkerOID) }
+                if let ocspResponder { Self.ocsp(ocspResponder + intermediateOCSPPath) }
             },
             issuerPrivateKey: .init(rootKey))
         let leafValidity = flaws.leafValidity ?? decade
@@ -88,9 +104,15 @@ public struct ApplePKI: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: Certificate.PublicKey(intermediateKey.publicKey)).keyIdentifier)
                 if !flaws.leafWithoutMarker { Self.marker(leafMarkerOID) }
+                if let ocspResponder { Self.ocsp(ocspResponder + leafOCSPPath) }
             },
             issuerPrivateKey: .init(intermediateKey))
-        return ApplePKI(root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey)
+        return ApplePKI(
+            root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey, intermediateKey: intermediateKey, rootKey: rootKey)
+    }
+
+    private static func ocsp(_ url: String) -> AuthorityInformationAccess {
+        AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(url))])
     }
 
     /// Apple's marker extensions hold an ASN.1 NULL.

@@ -39,7 +39,8 @@ func buildRouter(
         JSONErrorMiddleware()
     }
     let apple: AppleNotificationVerifier? = try settings.appleRootPaths.isEmpty ? nil : AppleNotificationVerifier(
-        chainVerifier: AppleChainVerifier(trustedRoots: AppleChainVerifier.loadRoots(paths: settings.appleRootPaths)),
+        chainVerifier: AppleChainVerifier(
+            trustedRoots: AppleChainVerifier.loadRoots(paths: settings.appleRootPaths), revocationCheck: settings.appleRevocationCheck),
         configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
     let webhooks = WebhookController<IngestContext>(
         receiver: EventReceiver(

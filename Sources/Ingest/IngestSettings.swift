@@ -14,6 +14,8 @@ struct IngestSettings: Sendable {
     var appleRootPaths: [String]
     var appleBundleIDs: Set<String>
     var appleAppAppleID: Int64?
+    /// `APPLE_ONLINE_CHECKS`: OCSP checks of Apple's signing chain, or `nil`.
+    var appleRevocationCheck: AppleRevocationCheck?
     /// `API_KEYS`: the server keys' SHA-256 digests (read API and StoreKit sync).
     var apiKeys: [[UInt8]]
     /// `CLIENT_API_KEYS`: the app keys' digests (the StoreKit sync only).
@@ -68,6 +70,7 @@ struct IngestSettings: Sendable {
             }
             appleAppAppleID = id
         }
+        appleRevocationCheck = try AppleRevocationCheck.configured(by: environment)
         apiKeys = try APIKeyDigests.parse(environment.list("API_KEYS"), variable: "API_KEYS")
         clientAPIKeys = try APIKeyDigests.parse(environment.list("CLIENT_API_KEYS"), variable: "CLIENT_API_KEYS")
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))

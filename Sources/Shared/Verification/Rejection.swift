@@ -7,7 +7,8 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
     public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public let code: String
         /// `400` for what cannot be read, `401` for what was read and failed verification, `409` for
-        /// what verified but contradicts what the provider signed.
+        /// what verified but contradicts what the provider signed, `503` for what could not be checked
+        /// yet (the provider retries).
         public let status: Int
 
         private init(_ code: String, _ status: Int) {
@@ -43,14 +44,19 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let wrongEnvironment = Reason("wrong_environment", 401)
         /// An `appAppleId` other than `APPLE_APP_APPLE_ID` on a Production payload.
         public static let wrongApp = Reason("wrong_app", 401)
+        /// The leaf or intermediate is revoked, by its issuer's OCSP answer (`APPLE_ONLINE_CHECKS`).
+        public static let revoked = Reason("revoked", 401)
+        /// The OCSP responder could not be reached or gave no usable answer (`APPLE_ONLINE_CHECKS`):
+        /// nothing is accepted unchecked, and Apple sends the notification again later.
+        public static let revocationUnknown = Reason("revocation_unknown", 503)
         /// A StoreKit sync whose `user_id` is not the transaction's signed `appAccountToken`.
         public static let userMismatch = Reason("user_mismatch", 409)
 
         public static let all: [Reason] = [
             .missingSignature, .malformedSignature, .malformed, .tooLarge, .unsupportedMediaType, .requestTimeout,
             .badSignature, .expired,
-            .unsupportedAlgorithm, .untrustedChain, .missingOID, .wrongBundle, .wrongEnvironment, .wrongApp,
-            .userMismatch,
+            .unsupportedAlgorithm, .untrustedChain, .missingOID, .revoked, .revocationUnknown, .wrongBundle, .wrongEnvironment,
+            .wrongApp, .userMismatch,
         ]
 
         public var description: String { code }

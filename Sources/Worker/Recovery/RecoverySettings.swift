@@ -104,7 +104,8 @@ struct RecoverySettings: Sendable {
             appAppleID = id
         }
         let verifier = AppleNotificationVerifier(
-            chainVerifier: AppleChainVerifier(trustedRoots: try AppleChainVerifier.loadRoots(paths: roots)),
+            chainVerifier: AppleChainVerifier(
+                trustedRoots: try AppleChainVerifier.loadRoots(paths: roots), revocationCheck: try AppleRevocationCheck.configured(by: environment)),
             configuration: .init(bundleIDs: Set(bundleIDs), appAppleID: appAppleID))
         return Apple(
             keyID: keyID, issuerID: issuerID, privateKey: privateKey, bundleIDs: bundleIDs, verifier: verifier,

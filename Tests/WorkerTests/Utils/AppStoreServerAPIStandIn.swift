@@ -7,6 +7,7 @@ import NIOCore
 import Shared
 import Synchronization
 import NIOFoundationCompat
+import TestSupport
 
 /// A local App Store Server API, built from Apple's documented requests and answers: it checks
 /// each bearer token (ES256 with the test key, `kid`, `iss`, `aud`, `bid`, `exp` at most an hour

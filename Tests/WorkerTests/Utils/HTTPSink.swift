@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+import TestSupport
 
 /// A real HTTP server on a free local port that records every request it receives and answers as
 /// the test tells it: the stand-in for a downstream server that Sluice forwards to.

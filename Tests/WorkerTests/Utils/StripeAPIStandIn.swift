@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import Synchronization
 import NIOFoundationCompat
+import TestSupport
 
 /// A local Stripe API, built from Stripe's documented requests and answers: it checks the bearer
 /// key, serves `GET /v1/events` (newest first, `created[gte]`, `limit`, `starting_after`,

@@ -13,22 +13,33 @@ import Synchronization
 /// that carries its own root proves nothing by it. A chain that validated once is remembered by
 /// the SHA-256 of its leaf and intermediate DER, with the window in which all three certificates
 /// are valid, so the same chain is not path-validated again for every notification.
+///
+/// With a ``AppleRevocationCheck`` (`APPLE_ONLINE_CHECKS`), a chain is also checked by OCSP, and
+/// the answer is remembered with it for as long as it holds.
 public final class AppleChainVerifier: Sendable {
     private struct ValidatedChain {
         var key: P256.Signing.PublicKey
         var validFrom: Date
         var validUntil: Date
+        var leaf: Certificate
+        var intermediate: Certificate
+        /// Until when the OCSP answers hold; `nil` without online checks.
+        var revocationCheckedUntil: Date?
     }
 
     /// Chains remembered at most; Apple signs with a handful of leaves at a time.
     static let cacheCapacity = 64
 
     private let roots: [Certificate]
+    private let revocationCheck: AppleRevocationCheck?
     private let cache = Mutex([[UInt8]: ValidatedChain]())
 
-    /// - Parameter trustedRoots: the roots a chain must lead to (Apple Root CA G3 in production).
-    public init(trustedRoots: [Certificate]) {
+    /// - Parameters:
+    ///   - trustedRoots: the roots a chain must lead to (Apple Root CA G3 in production).
+    ///   - revocationCheck: OCSP checks of each chain, or `nil` for none (the default, as in Apple's library).
+    public init(trustedRoots: [Certificate], revocationCheck: AppleRevocationCheck? = nil) {
         self.roots = trustedRoots
+        self.revocationCheck = revocationCheck
     }
 
     /// Reads root certificates from DER or PEM files (`APPLE_ROOT_CERTIFICATES`).
@@ -60,8 +71,22 @@ public final class AppleChainVerifier: Sendable {
     /// - Parameters:
     ///   - x5c: standard-base64 DER certificates, leaf first.
     ///   - time: the payload's `signedDate`, or now when it has none.
-    /// - Throws: ``Rejection``: `malformed`, `untrusted_chain` or `missing_oid`.
+    /// - Throws: ``Rejection``: `malformed`, `untrusted_chain` or `missing_oid`; with online checks,
+    ///   `revoked` or `revocation_unknown`.
     func leafKey(x5c: [String], at time: Date) async throws(Rejection) -> P256.Signing.PublicKey {
+        let (cacheKey, chain) = try await validatedChain(x5c: x5c, at: time)
+        guard let revocationCheck else { return chain.key }
+        let now = Date()
+        if let checkedUntil = chain.revocationCheckedUntil, now < checkedUntil { return chain.key }
+        var checked = chain
+        checked.revocationCheckedUntil = try await revocationCheck.check(
+            leaf: chain.leaf, intermediate: chain.intermediate, roots: roots, validAt: chain.validFrom, now: now)
+        remember(checked, as: cacheKey)
+        return chain.key
+    }
+
+    /// The chain from the cache, or path-validated and then remembered.
+    private func validatedChain(x5c: [String], at time: Date) async throws(Rejection) -> ([UInt8], ValidatedChain) {
         guard x5c.count == 3 else {
             throw Rejection(.untrustedChain, "x5c must hold exactly three certificates, it holds \(x5c.count)")
         }
@@ -72,7 +97,7 @@ public final class AppleChainVerifier: Sendable {
         }
         let cacheKey = Array(SHA256.hash(data: leafDER + intermediateDER))
         if let cached = cache.withLock({ $0[cacheKey] }), cached.validFrom <= time, time <= cached.validUntil {
-            return cached.key
+            return (cacheKey, cached)
         }
 
         let leaf: Certificate
@@ -101,11 +126,16 @@ public final class AppleChainVerifier: Sendable {
         let validated = ValidatedChain(
             key: key,
             validFrom: chain.map(\.notValidBefore).max() ?? time,
-            validUntil: chain.map(\.notValidAfter).min() ?? time)
+            validUntil: chain.map(\.notValidAfter).min() ?? time,
+            leaf: leaf, intermediate: intermediate)
+        remember(validated, as: cacheKey)
+        return (cacheKey, validated)
+    }
+
+    private func remember(_ chain: ValidatedChain, as cacheKey: [UInt8]) {
         cache.withLock { cache in
-            if cache.count >= Self.cacheCapacity { cache.removeAll(keepingCapacity: true) }
-            cache[cacheKey] = validated
+            if cache.count >= Self.cacheCapacity && cache[cacheKey] == nil { cache.removeAll(keepingCapacity: true) }
+            cache[cacheKey] = chain
         }
-        return key
     }
 }

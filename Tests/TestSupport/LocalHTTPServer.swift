@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-import Hummingbird
+public import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
 
 /// A real HTTP server on a free local port, serving `router` for the duration of `body`: the base
 /// of the tests' stand-ins for the servers Sluice calls.
-enum LocalHTTPServer {
+public enum LocalHTTPServer {
     /// - Parameter body: gets the base URL, `http://127.0.0.1:<port>`.
-    static func run<Result: Sendable>(
+    public static func run<Result: Sendable>(
         _ router: Router<BasicRequestContext>, _ body: @Sendable @escaping (String) async throws -> Result
     ) async throws -> Result {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+
+/// `APPLE_ONLINE_CHECKS=true`: the leaf and intermediate are checked by OCSP against a real
+/// responder for the test PKI, answering signed *good* or *revoked*, or not answering at all.
+@Suite(.timeLimit(.minutes(3)))
+struct AppleRevocationTests {
+    static func onlineChecks(trusting pki: ApplePKI, on: Bool = true) throws -> [String: String] {
+        ["APPLE_ROOT_CERTIFICATES": try TestCredentials.rootFile(pki), "APPLE_ONLINE_CHECKS": on ? "true" : "false"]
+    }
+
+    static func notification(signedBy pki: ApplePKI) throws -> Data {
+        try AppleWebhookTests.body(signer: AppleJWSSigner(pki: pki))
+    }
+
+    @Test func goodAnswersAdmitTheNotificationAndAreRemembered() async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki)) { client, db async throws in
+                for _ in 0..<3 {
+                    let response = try await client.postApple(try Self.notification(signedBy: pki))
+                    #expect(response.status == .ok, "\(response.text)")
+                }
+                #expect(try await db.eventCount(source: "apple") == 3)
+                // One question for the leaf and one for the intermediate, then the answers are relied on.
+                #expect(responder.requestCount == 2)
+            }
+        }
+    }
+
+    enum Revoked: String, CaseIterable { case leaf, intermediate }
+
+    @Test(arguments: Revoked.allCases)
+    func aRevokedCertificateIsRefused(_ which: Revoked) async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            responder.revoke(which == .leaf ? pki.leaf : pki.intermediate)
+            try await Self.expectRefused(try Self.notification(signedBy: pki), trusting: pki, status: .unauthorized, code: "revoked")
+        }
+    }
+
+    @Test func anUnreachableResponderIsA503AndNothingIsStored() async throws {
+        // Port 1 on the loopback refuses at once: nothing listens there.
+        let pki = try ApplePKI.generate(name: "Unreachable OCSP", ocspResponder: "http://127.0.0.1:1")
+        try await Self.expectRefused(
+            try Self.notification(signedBy: pki), trusting: pki, status: .serviceUnavailable, code: "revocation_unknown")
+    }
+
+    /// An answer past its `nextUpdate` (more than swift-certificates' 75 minutes of leeway) is no answer.
+    @Test(arguments: [OCSPResponderStandIn.Behaviour.httpError, .garbage, .answer(validity: -3 * 3_600)])
+    func noUsableAnswerIsA503(_ behaviour: OCSPResponderStandIn.Behaviour) async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            responder.behave(behaviour)
+            try await Self.expectRefused(
+                try Self.notification(signedBy: pki), trusting: pki, status: .serviceUnavailable, code: "revocation_unknown")
+        }
+    }
+
+    @Test func anAnswerIsReliedOnUntilItsNextUpdateOnly() async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            responder.behave(.answer(validity: 2))
+            try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki)) { client, db async throws in
+                #expect(try await client.postApple(try Self.notification(signedBy: pki)).status == .ok)
+                responder.revoke(pki.leaf)
+                // Within the answer's validity the good answer stands, as OCSP means it to.
+                #expect(try await client.postApple(try Self.notification(signedBy: pki)).status == .ok)
+                try await Task.sleep(for: .seconds(2.5))
+                let response = try await client.postApple(try Self.notification(signedBy: pki))
+                #expect(response.status == .unauthorized, "\(response.text)")
+                #expect(response.errorCode == "revoked")
+                #expect(try await db.eventCount(source: "apple") == 2)
+                // Two questions at first; then the leaf's status, revoked, ends the check before the intermediate's.
+                #expect(responder.requestCount == 3)
+            }
+        }
+    }
+
+    @Test func withoutOnlineChecksNoResponderIsAsked() async throws {
+        let pki = try ApplePKI.generate(name: "Offline", ocspResponder: "http://127.0.0.1:1")
+        try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki, on: false)) { client, db async throws in
+            let response = try await client.postApple(try Self.notification(signedBy: pki))
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(try await db.eventCount(source: "apple") == 1)
+        }
+    }
+
+    static func expectRefused(_ body: Data, trusting pki: ApplePKI, status: HTTPResponse.Status, code: String) async throws {
+        try await IngestHarness.withIngest(environment: try onlineChecks(trusting: pki)) { client, db async throws in
+            let response = try await client.postApple(body)
+            #expect(response.status == status, "\(response.text)")
+            #expect(response.errorCode == code, "\(response.text)")
+            #expect(try await db.eventCount() == 0)
+        }
+    }
+}
