@@ -49,7 +49,4 @@ ALTER TABLE entitlements
     -- the signedDate of the renewal info the renewal fields came from: older renewal info changes nothing
     ADD COLUMN renewal_info_signed_at timestamptz;
 
--- The transaction history pages newest first with a cursor (`starting_after`): the order's columns, indexed.
-DROP INDEX transactions_user;
-CREATE INDEX transactions_user ON transactions (user_id, (COALESCE(purchased_at, created_at)) DESC, created_at DESC, id DESC)
-    WHERE user_id IS NOT NULL;
+-- The history's index for its cursor is built by 0009, concurrently: transactions is a large table.

@@ -27,7 +27,7 @@ struct DockerfileTests {
     }
 
     @Test func buildsBothBinariesStaticallyAndRunsThemAsNonRoot() throws {
-        #expect(dockerfile.contains("ARG SWIFT_IMAGE=swift:6.3-"))
+        #expect(dockerfile.contains("ARG SWIFT_IMAGE=docker.io/library/swift:6.3-"))
         #expect(dockerfile.contains("--static-swift-stdlib --product ingest"))
         #expect(dockerfile.contains("--static-swift-stdlib --product worker"))
         let stages = dockerfile.split(separator: "\n").filter { $0.hasPrefix("FROM ") }

@@ -39,7 +39,7 @@ struct KubernetesManifestTests {
             #expect(try value(container, "livenessProbe", "httpGet", "port") as? String == port)
             #expect(try value(container, "resources", "requests", "memory") is String)
             #expect(try value(container, "resources", "limits", "memory") is String)
-            #expect(try value(container, "envFrom") is [Any])
+            #expect(try value(container, "resources", "limits", "cpu") is String)
         }
     }
 
@@ -70,17 +70,30 @@ struct KubernetesManifestTests {
         #expect(job.first?["args"] as? [String] == ["worker", "migrate"])
     }
 
-    /// Each process has a secret of its own, holding only what it uses and its own database role.
-    @Test func eachProcessGetsOnlyItsOwnSecret() throws {
-        let secretOf = [
-            ("Deployment", "sluice-ingest", "sluice-ingest", "sluice_ingest"), ("Deployment", "sluice-worker", "sluice-worker", "sluice_worker"),
-            ("Job", "sluice-migrate", "sluice-migrate", "sluice_migrate"),
-        ]
-        for (kind, name, secret, role) in secretOf {
-            let containers = try #require(try value(try object(kind, name), "spec", "template", "spec", "containers") as? [[String: Any]])
-            let references = try #require(containers.first?["envFrom"] as? [[String: Any]])
-            #expect(references.compactMap { ($0["secretRef"] as? [String: Any])?["name"] as? String } == [secret], "\(name)")
+    static let workloads = [
+        ("Deployment", "sluice-ingest", "sluice-ingest", "sluice_ingest"), ("Deployment", "sluice-worker", "sluice-worker", "sluice_worker"),
+        ("Job", "sluice-migrate", "sluice-migrate", "sluice_migrate"),
+    ]
+
+    /// Each process has a secret of its own, holding only what it uses and its own database role,
+    /// mounted as files that its `NAME_FILE` variables name: no secret is an environment variable.
+    @Test func eachProcessGetsOnlyItsOwnSecretAsFiles() throws {
+        for (kind, name, secret, role) in Self.workloads {
+            let pod = try #require(try value(try object(kind, name), "spec", "template", "spec") as? [String: Any])
+            let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+            #expect(container["envFrom"] == nil, "\(name) takes no secret as environment variables")
+            let env = try #require(container["env"] as? [[String: Any]])
+            #expect(env.allSatisfy { $0["valueFrom"] == nil }, "\(name)")
+            let volumes = try #require(pod["volumes"] as? [[String: Any]])
+            #expect(volumes.compactMap { ($0["secret"] as? [String: Any])?["secretName"] as? String } == [secret], "\(name)")
+            let mountPath = try #require((container["volumeMounts"] as? [[String: Any]])?.first?["mountPath"] as? String)
             let data = try #require(try value(try object("Secret", secret), "stringData") as? [String: Any])
+            let files = Dictionary(uniqueKeysWithValues: env.compactMap { variable -> (String, String)? in
+                guard let variableName = variable["name"] as? String, variableName.hasSuffix("_FILE") else { return nil }
+                return (String(variableName.dropLast(5)), variable["value"] as? String ?? "")
+            })
+            #expect(Set(files.keys) == Set(data.keys), "\(name) reads every key of \(secret) and nothing else")
+            for (key, path) in files { #expect(path == "\(mountPath)/\(key)", "\(name) \(key)") }
             #expect((data["DATABASE_URL"] as? String)?.hasPrefix("postgres://\(role):") == true, "\(secret) connects as \(role)")
         }
         let ingest = try #require(try value(try object("Secret", "sluice-ingest"), "stringData") as? [String: Any])
@@ -89,6 +102,21 @@ struct KubernetesManifestTests {
         #expect(ingest["FORWARD_SECRET"] == nil && ingest["STRIPE_API_KEY"] == nil)
         #expect(worker["API_KEYS"] == nil && worker["STRIPE_WEBHOOK_SECRETS"] == nil)
         #expect(Set(migrate.keys) == ["DATABASE_URL"])
+    }
+
+    /// Every pod runs as non-root under the runtime's seccomp profile, without a service account
+    /// token (Sluice never calls the Kubernetes API), and no container can gain privileges.
+    @Test func everyPodIsHardened() throws {
+        for (kind, name, _, _) in Self.workloads {
+            let pod = try #require(try value(try object(kind, name), "spec", "template", "spec") as? [String: Any])
+            #expect(pod["automountServiceAccountToken"] as? Bool == false, "\(name)")
+            #expect(try value(pod, "securityContext", "runAsNonRoot") as? Bool == true, "\(name)")
+            #expect(try value(pod, "securityContext", "seccompProfile", "type") as? String == "RuntimeDefault", "\(name)")
+            let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+            #expect(try value(container, "securityContext", "allowPrivilegeEscalation") as? Bool == false, "\(name)")
+            #expect(try value(container, "securityContext", "readOnlyRootFilesystem") as? Bool == true, "\(name)")
+            #expect(try value(container, "securityContext", "capabilities", "drop") as? [String] == ["ALL"], "\(name)")
+        }
     }
 
     /// Only the ports each process serves are reachable, and each policy selects its pods.

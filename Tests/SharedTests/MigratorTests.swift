@@ -32,12 +32,74 @@ struct MigratorTests {
     @Test func aFailingMigrationLeavesTheDatabaseAsItWas() async throws {
         try await TestDatabase.with(migrate: false) { db async throws in
             let good = try Migration.load(from: TestDatabase.migrationsDirectory)
+            let first = Migration(version: "9998_first", sql: "CREATE TABLE first_half (id int);")
             let broken = Migration(version: "9999_broken", sql: "CREATE TABLE half_done (id int); SELECT no_such_column FROM half_done;")
-            await #expect(throws: (any Error).self) {
-                try await Migrator(client: db.client, logger: Self.logger).migrate(good + [broken])
+            try await Migrator(client: db.client, logger: Self.logger).migrate(good)
+            await #expect(throws: MigrationError.self) {
+                try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first, broken])
             }
-            #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('events', 'half_done')") == 0)
-            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(good).count == good.count)
+            // The pending migrations ran in one transaction: neither the broken one nor the one before it left anything.
+            #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('first_half', 'half_done')") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version LIKE '999%'") == 0)
+            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first]) == ["9998_first"])
+        }
+    }
+
+    /// `CREATE INDEX CONCURRENTLY` cannot run in a transaction: a migration marked
+    /// `-- sluice:no-transaction` runs outside one, between the transactional runs around it.
+    @Test func aNoTransactionMigrationBuildsAnIndexConcurrently() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let migrations = [
+                Migration(version: "0001_table", sql: "CREATE TABLE big (id bigint, at timestamptz); INSERT INTO big SELECT g, now() FROM generate_series(1, 50000) g;"),
+                Migration(version: "0002_index", sql: """
+                    \(Migration.noTransactionMarker)
+                    DROP INDEX CONCURRENTLY IF EXISTS big_at;
+                    CREATE INDEX CONCURRENTLY big_at ON big (at);
+                    """),
+                Migration(version: "0003_more", sql: "CREATE TABLE after_index (id int);"),
+            ]
+            #expect(Migrator.groups(migrations).map { $0.map(\.version) } == [["0001_table"], ["0002_index"], ["0003_more"]])
+            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(migrations) == migrations.map(\.version))
+            #expect(try await db.scalar("""
+                SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                WHERE c.relname = 'big_at' AND i.indisvalid
+                """) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'after_index'") == 1)
+        }
+    }
+
+    /// A concurrent build that fails is not recorded, and runs again from its start once fixed.
+    @Test func aFailedNoTransactionMigrationRunsAgainFromItsStart() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let table = Migration(version: "0001_table", sql: "CREATE TABLE pairs (a int); INSERT INTO pairs VALUES (1), (1);")
+            let index = Migration(version: "0002_unique", sql: """
+                \(Migration.noTransactionMarker)
+                DROP INDEX CONCURRENTLY IF EXISTS pairs_a;
+                CREATE UNIQUE INDEX CONCURRENTLY pairs_a ON pairs (a);
+                """)
+            let migrator = Migrator(client: db.client, logger: Self.logger)
+            await #expect(throws: MigrationError.self) { try await migrator.migrate([table, index]) }
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == 1)
+            // The failed build left an INVALID index behind; the rerun drops it and builds a valid one.
+            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'pairs_a'") == 1)
+            try await db.client.query("DELETE FROM pairs WHERE ctid = (SELECT max(ctid) FROM pairs)", logger: Self.logger)
+            #expect(try await migrator.migrate([table, index]) == ["0002_unique"])
+            #expect(try await db.scalar("""
+                SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'pairs_a' AND i.indisvalid
+                """) == 1)
+        }
+    }
+
+    /// The shipped migrations leave the history's index built once, valid, under its new name.
+    @Test func theHistoryIndexIsBuiltConcurrentlyAndValid() async throws {
+        try await TestDatabase.with { db async throws in
+            let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+            #expect(migrations.first { $0.version.hasPrefix("0009_") }?.runsInTransaction == false)
+            #expect(try await db.scalar("""
+                SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                WHERE c.relname = 'transactions_user_history' AND i.indisvalid
+                """) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'transactions_user'") == 0)
         }
     }
 }

@@ -12,6 +12,18 @@ public struct Migration: Sendable, Equatable {
         self.sql = sql
     }
 
+    /// The first line that makes a migration run outside a transaction, one statement at a time:
+    /// for `CREATE INDEX CONCURRENTLY` on a large table, which PostgreSQL refuses in a transaction
+    /// and which lets writes go on while the index is built. Such a migration must be safe to run
+    /// again from its start (`IF NOT EXISTS`, `DROP … IF EXISTS`), since a failure leaves what its
+    /// earlier statements did.
+    public static let noTransactionMarker = "-- sluice:no-transaction"
+
+    /// Whether the migration runs in a transaction (all of it or none); see ``noTransactionMarker``.
+    public var runsInTransaction: Bool {
+        !sql.hasPrefix(Self.noTransactionMarker)
+    }
+
     /// Reads every `NNNN_name.sql` file of a folder, in version order.
     ///
     /// - Throws: ``ConfigurationError`` when the folder cannot be read or holds no migration.

@@ -4,9 +4,11 @@ public import PostgresNIO
 
 /// Applies pending migrations, each once, however many processes run it at the same time.
 ///
-/// All pending migrations run in one transaction that first takes a transaction-scoped advisory
-/// lock, so concurrent migrators queue behind each other and find the work done; a failing
-/// migration rolls everything back and leaves the database as it was.
+/// A migrator first takes a session-level advisory lock, so concurrent migrators take turns and
+/// find the work done. Consecutive pending migrations run in one transaction, so
+/// a failing one rolls them all back and leaves the database as it was before them. A migration
+/// marked ``Migration/noTransactionMarker`` (a concurrent index build) runs on its own, outside
+/// any transaction, and is recorded once all its statements succeeded.
 public struct Migrator: Sendable {
     /// The advisory lock key that serialises migrators ("sluice" in ASCII).
     static let lockKey: Int64 = 0x736C_7569_6365
@@ -27,39 +29,84 @@ public struct Migrator: Sendable {
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
         let logger = self.logger
         return try await client.withConnection { connection in
-            try await connection.withTransaction(logger: logger) { connection in
-                // Read the row: an error waiting for the lock arrives with it.
-                for try await _ in try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger) {}
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS schema_migrations (
-                        version text PRIMARY KEY,
-                        applied_at timestamptz NOT NULL DEFAULT now())
-                    """, logger: logger)
-                var applied = Set<String>()
-                for try await version in try await connection.query(
-                    "SELECT version FROM schema_migrations", logger: logger
-                ).decode(String.self) {
-                    applied.insert(version)
-                }
-                var newlyApplied: [String] = []
-                for migration in migrations where !applied.contains(migration.version) {
-                    do {
-                        // postgres-nio runs one statement per query; a migration file holds many.
-                        for statement in SQLStatementSplitter.split(migration.sql) {
-                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                        }
-                    } catch {
-                        throw MigrationError(version: migration.version, underlying: String(reflecting: error))
-                    }
-                    try await connection.query(
-                        "INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
-                    logger.info("applied migration", metadata: ["version": "\(migration.version)"])
-                    newlyApplied.append(migration.version)
-                }
-                return newlyApplied
+            try await Self.lock(connection, logger: logger)
+            do {
+                let applied = try await Self.apply(migrations, on: connection, logger: logger)
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                return applied
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                throw error
             }
         }
+    }
+
+    /// Takes the session-level lock, asking again every 100 ms rather than waiting in
+    /// `pg_advisory_lock`: a waiting statement holds a snapshot, and `CREATE INDEX CONCURRENTLY`
+    /// in the migrator holding the lock waits for every older snapshot, a deadlock.
+    private static func lock(_ connection: PostgresConnection, logger: Logger) async throws {
+        while true {
+            for try await locked in try await connection.query("SELECT pg_try_advisory_lock(\(lockKey))", logger: logger).decode(Bool.self) {
+                if locked { return }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    private static func apply(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version text PRIMARY KEY,
+                applied_at timestamptz NOT NULL DEFAULT now())
+            """, logger: logger)
+        var applied = Set<String>()
+        for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(String.self) {
+            applied.insert(version)
+        }
+        var newlyApplied: [String] = []
+        for group in groups(migrations.filter { !applied.contains($0.version) }) {
+            if group.count == 1, let migration = group.first, !migration.runsInTransaction {
+                try await run(migration, on: connection, logger: logger)
+            } else {
+                do {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        for migration in group { try await run(migration, on: connection, logger: logger) }
+                    }
+                } catch let error as PostgresTransactionError {
+                    // The migration's own error, once the transaction rolled back.
+                    throw error.closureError ?? error
+                }
+            }
+            newlyApplied += group.map(\.version)
+        }
+        return newlyApplied
+    }
+
+    /// Runs of consecutive transactional migrations, and each non-transactional one alone.
+    public static func groups(_ pending: [Migration]) -> [[Migration]] {
+        var groups: [[Migration]] = []
+        for migration in pending {
+            if migration.runsInTransaction, let last = groups.last?.last, last.runsInTransaction {
+                groups[groups.count - 1].append(migration)
+            } else {
+                groups.append([migration])
+            }
+        }
+        return groups
+    }
+
+    private static func run(_ migration: Migration, on connection: PostgresConnection, logger: Logger) async throws {
+        do {
+            // postgres-nio runs one statement per query; a migration file holds many.
+            for statement in SQLStatementSplitter.split(migration.sql) {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        } catch {
+            throw MigrationError(version: migration.version, underlying: String(reflecting: error))
+        }
+        try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
+        logger.info("applied migration", metadata: ["version": "\(migration.version)"])
     }
 }
 
