@@ -4,7 +4,7 @@ import Testing
 
 @testable import Ingest
 
-/// How `ingest` reads `ENTITLEMENT_LEEWAY_SECONDS` and `READ_API_ENVIRONMENT`.
+/// How `ingest` reads `ENTITLEMENT_LEEWAY_SECONDS`, `READ_API_ENVIRONMENT` and `APPLE_ONLINE_CHECKS`.
 struct IngestSettingsTests {
     static func settings(_ values: [String: String]) throws -> IngestSettings {
         try IngestSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
@@ -30,5 +30,17 @@ struct IngestSettingsTests {
     func aBadReadEnvironmentIsRefusedNamingItsVariable(text: String) throws {
         let error = #expect(throws: ConfigurationError.self) { try Self.settings(["READ_API_ENVIRONMENT": text]) }
         #expect(error?.variable == "READ_API_ENVIRONMENT")
+    }
+
+    @Test(arguments: [(nil, false), ("false", false), ("true", true), ("YES", true), ("0", false)])
+    func onlineChecksAreOffUnlessAskedFor(text: String?, on: Bool) throws {
+        let checks = try Self.settings(text.map { ["APPLE_ONLINE_CHECKS": $0] } ?? [:]).appleRevocationCheck
+        #expect((checks != nil) == on)
+    }
+
+    @Test(arguments: ["enabled", "ocsp", "2"])
+    func aBadOnlineChecksValueIsRefusedNamingItsVariable(text: String) throws {
+        let error = #expect(throws: ConfigurationError.self) { try Self.settings(["APPLE_ONLINE_CHECKS": text]) }
+        #expect(error?.variable == "APPLE_ONLINE_CHECKS")
     }
 }
