@@ -181,7 +181,9 @@ if Context.environment["SLUICE_BENCH"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "VerificationBenchmarks",
-            dependencies: ["Shared", "DevSupport", .product(name: "Benchmark", package: "benchmark"), product("NIOCore")],
+            dependencies: [
+                "Shared", "DevSupport", .product(name: "Benchmark", package: "benchmark"), product("NIOCore"), product("NIOFoundationCompat"),
+            ],
             path: "Benchmarks/VerificationBenchmarks",
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))

@@ -7,6 +7,7 @@ import Benchmark
 import DevSupport
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import Shared
 
 let benchmarks: @Sendable () -> Void = {
