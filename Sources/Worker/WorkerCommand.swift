@@ -11,7 +11,7 @@ struct WorkerCommand: AsyncParsableCommand {
         discussion: "Exit codes: 0 success, 1 failure (reason on stderr), 2 bad usage.",
         subcommands: [
             RunCommand.self, MigrateCommand.self, StatsCommand.self, DLQCommand.self, PauseCommand.self, ResumeCommand.self,
-            PruneCommand.self, RecoverCommand.self, ReconcileCommand.self, RebuildCommand.self,
+            PruneCommand.self, RecoverCommand.self, ReconcileCommand.self, RebuildCommand.self, EndpointsCommand.self,
         ])
 
     static func main() async {

@@ -16,7 +16,15 @@ struct WorkerSettings: Sendable {
     var forwardTargets: [ForwardTarget]
     /// From `FORWARD_SECRET`; `nil` forwards unsigned.
     var forwardSigner: StandardWebhookSigner?
+    /// `FORWARD_SECRET` as given, which the `FORWARD_TARGETS` endpoints sign with.
+    var forwardSecret: String?
     var forwardTimeout: Duration
+    /// `ENTITLEMENT_LEEWAY_SECONDS`: `is_active` in outgoing events reads as the read API's.
+    var entitlementLeewaySeconds: Int
+    /// `ENDPOINT_DISABLE_AFTER`: an endpoint whose deliveries have failed this long without a success is disabled.
+    var endpointDisableAfterSeconds: Double
+    /// `CLOCK_SWEEP_INTERVAL_SECONDS`: how often access that ran out by the clock is announced.
+    var clockSweepInterval: Duration
     /// `STRIPE_ACCOUNTS`: the Stripe Connect accounts whose events are applied (to their own state);
     /// events of any other connected account are recorded as ignored.
     var stripeAccounts: Set<String>
@@ -39,6 +47,9 @@ struct WorkerSettings: Sendable {
           FORWARD_TARGETS           comma-separated http(s) URLs that receive applied Apple notifications (default none)
           FORWARD_SECRET            whsec_<base64 key> signing forwards the Standard Webhooks way (default: unsigned)
           FORWARD_TIMEOUT_SECONDS   per-delivery timeout (default 10)
+          ENTITLEMENT_LEEWAY_SECONDS as ingest's: is_active in outgoing events reads as the read API's (default 3600)
+          ENDPOINT_DISABLE_AFTER    an endpoint failing continuously this long is disabled: 90s, 30m, 12h, 5d (default 5d)
+          CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
@@ -57,9 +68,17 @@ struct WorkerSettings: Sendable {
         queue = .init(maxAttempts: maxAttempts, retry: .init(baseSeconds: base, maxSeconds: cap), leaseSeconds: lease)
         metricsPort = try environment.int("METRICS_PORT", default: 9090, range: 0...65_535)
         forwardTargets = try environment.list("FORWARD_TARGETS").map(ForwardTarget.init)
-        forwardSigner = try environment.string("FORWARD_SECRET").map(StandardWebhookSigner.init(secret:))
+        forwardSecret = environment.string("FORWARD_SECRET")
+        forwardSigner = try forwardSecret.map(StandardWebhookSigner.init(secret:))
         let timeout = try environment.double("FORWARD_TIMEOUT_SECONDS", default: 10, range: 0.1...3_600)
         forwardTimeout = .milliseconds(Int64(timeout * 1000))
+        entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
+        let disableAfter = environment.string("ENDPOINT_DISABLE_AFTER") ?? "5d"
+        guard let disableSeconds = TimeExpression.seconds(disableAfter), disableSeconds >= 1 else {
+            throw ConfigurationError(variable: "ENDPOINT_DISABLE_AFTER", reason: "must be a duration such as 90s, 30m, 12h or 5d")
+        }
+        endpointDisableAfterSeconds = disableSeconds
+        clockSweepInterval = .seconds(try environment.int("CLOCK_SWEEP_INTERVAL_SECONDS", default: 30, range: 1...3_600))
         let accounts = environment.list("STRIPE_ACCOUNTS")
         if let wrong = accounts.first(where: { !$0.hasPrefix("acct_") }) {
             throw ConfigurationError(variable: "STRIPE_ACCOUNTS", reason: "\"\(wrong.prefix(40))\" is not a Stripe account id (acct_…)")

@@ -218,10 +218,15 @@ public struct DeadLetters: Sendable {
         return items
     }
 
-    /// A delivery's target as logs name it: its credentials and query may hold secrets.
+    /// A delivery's target as logs name it: its endpoint (`ep_<id>`), or for a forward made before
+    /// endpoints, its URL without credentials or query, which may hold secrets.
     static func redacted(_ summary: [String: String]) -> [String: String] {
         var summary = summary
-        if let target = summary["target"] { summary["target"] = URLLabel.of(target) }
+        if let endpoint = summary["endpoint_id"], !endpoint.isEmpty, endpoint != "null" {
+            summary["target"] = "ep_\(endpoint)"
+        } else if let target = summary["target"] {
+            summary["target"] = URLLabel.of(target)
+        }
         return summary
     }
 

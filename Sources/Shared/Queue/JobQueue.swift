@@ -49,9 +49,9 @@ public struct JobQueue: Sendable {
 
     var table: String { name.rawValue }
 
-    /// The attribute columns as one `text[]`, in ``QueueName/attributeColumns`` order.
+    /// The attribute columns as one `text[]`, in ``QueueName/attributeColumns`` order, NULL as ''.
     private var attributesExpression: String {
-        "ARRAY[\(name.attributeColumns.joined(separator: ", "))]::text[]"
+        "ARRAY[\(name.attributeColumns.map { "COALESCE(\($0)::text, '')" }.joined(separator: ", "))]::text[]"
     }
 
     /// Takes up to `limit` runnable jobs in one statement, oldest `run_at` first, and leases them to `owner`.
@@ -69,6 +69,7 @@ public struct JobQueue: Sendable {
                 SELECT id FROM \(unescaped: table)
                 WHERE state = 'pending' AND run_at <= now()
                   AND NOT EXISTS (SELECT 1 FROM queue_pauses WHERE queue = \(name.rawValue))
+                  AND \(unescaped: name.runnableCondition)
                 ORDER BY run_at
                 LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
@@ -78,7 +79,8 @@ public struct JobQueue: Sendable {
         jobs.reserveCapacity(limit)
         let names = name.attributeColumns
         for try await (id, kind, attempts, payload, values) in rows.decode((Int64, String, Int32, ByteBuffer, [String]).self) {
-            let attributes = Dictionary(uniqueKeysWithValues: zip(names, values))
+            // A NULL column is left out (read as '').
+            let attributes = Dictionary(uniqueKeysWithValues: zip(names, values).filter { !$0.1.isEmpty })
             jobs.append(
                 ClaimedJob(id: id, queue: name, kind: kind, attempt: Int(attempts), owner: owner, payload: payload, attributes: attributes))
         }

@@ -14,17 +14,32 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     let attributeColumns: [String]
     /// The columns, besides the common ones, that describe a row to an operator (`worker dlq show`).
     let summaryColumns: [String]
+    /// A fixed SQL condition a row must also meet to be dequeued (on top of `pending`, `run_at`
+    /// and pauses), written against the queue's table by name.
+    let runnableCondition: String
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
     public static let events = QueueName(
-        rawValue: "events", kindColumn: "source", attributeColumns: [],
-        summaryColumns: ["subtype", "environment", "event_time", "ordering_key"])
+        rawValue: "events", kindColumn: "source", attributeColumns: ["type", "external_id", "origin"],
+        summaryColumns: ["subtype", "environment", "event_time", "ordering_key"], runnableCondition: "true")
 
-    /// Applied Apple notifications waiting to be forwarded to a target; the kind is the forwarded
-    /// event's source, the attributes its `target` URL and `external_id` (the `webhook-id`).
+    /// Outgoing events and applied Apple notifications waiting to be sent to an endpoint; the kind
+    /// is the provider, the attributes its `target` URL, `external_id` (the `webhook-id`) and
+    /// `endpoint_id`.
+    ///
+    /// A delivery waits while its endpoint is disabled, and while an earlier delivery of the same
+    /// entitlement to the same endpoint has not left (it is pending, backing off, or running).
     public static let deliveries = QueueName(
-        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id"],
-        summaryColumns: ["target", "event_id"])
+        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id", "endpoint_id"],
+        summaryColumns: ["target", "endpoint_id", "event_id"],
+        runnableCondition: """
+            (deliveries.endpoint_id IS NULL OR (
+                NOT EXISTS (SELECT 1 FROM endpoints WHERE endpoints.id = deliveries.endpoint_id AND endpoints.disabled_at IS NOT NULL)
+                AND (deliveries.ordering_key IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM deliveries earlier
+                    WHERE earlier.endpoint_id = deliveries.endpoint_id AND earlier.ordering_key = deliveries.ordering_key
+                      AND earlier.state IN ('pending', 'running') AND earlier.sequence < deliveries.sequence))))
+            """)
 
     /// Every queue, in the order operators see them.
     public static let all: [QueueName] = [.events, .deliveries]
@@ -35,11 +50,12 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
         self = queue
     }
 
-    private init(rawValue: String, kindColumn: String, attributeColumns: [String], summaryColumns: [String]) {
+    private init(rawValue: String, kindColumn: String, attributeColumns: [String], summaryColumns: [String], runnableCondition: String) {
         self.rawValue = rawValue
         self.kindColumn = kindColumn
         self.attributeColumns = attributeColumns
         self.summaryColumns = summaryColumns
+        self.runnableCondition = runnableCondition
     }
 
     /// The LISTEN/NOTIFY channel that announces new jobs.

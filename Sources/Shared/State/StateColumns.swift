@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import PostgresNIO
+public import PostgresNIO
 
 /// The columns of `entitlements` that ``EntitlementState`` holds, and how a row becomes one.
-enum EntitlementColumns {
+public enum EntitlementColumns {
+    /// The list, for statements outside this module (fixed text, safe to splice).
+    public static var publicList: String { list }
+
     static let list = """
         entity_key, user_id, email, product_id, product_type, source, environment, status, expires_at, purchased_at,
         will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at, pending_product_id, offer, offer_type,
@@ -11,7 +14,7 @@ enum EntitlementColumns {
         last_event_time
         """
 
-    static func decode(_ row: PostgresRow) throws -> EntitlementState {
+    public static func decode(_ row: PostgresRow) throws -> EntitlementState {
         let c = row.makeRandomAccess()
         var e = EntitlementState(
             entityKey: try c["entity_key"].decode(String.self),

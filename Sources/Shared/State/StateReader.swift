@@ -9,12 +9,22 @@ public struct StateReader: Sendable {
     public struct Entitlement: Sendable, Equatable {
         public var id: UUID
         public var state: EntitlementState
+
+        public init(id: UUID, state: EntitlementState) {
+            self.id = id
+            self.state = state
+        }
     }
 
     /// One transaction as the read API shows it.
     public struct Transaction: Sendable, Equatable {
         public var id: UUID
         public var state: TransactionState
+
+        public init(id: UUID, state: TransactionState) {
+            self.id = id
+            self.state = state
+        }
     }
 
     let client: PostgresClient

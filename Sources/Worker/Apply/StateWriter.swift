@@ -1,17 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
+import Foundation
 import Shared
 
-/// Saves a ``Decision`` through a ``StateStore``, inside the job's completion transaction.
+/// Saves a ``Decision`` through a ``StateStore``, inside the job's completion transaction, and
+/// announces what it changed.
 enum StateWriter {
-    static func save(_ decision: Decision, eventID: Int64, to store: StateStore) async throws {
+    /// - Parameter announcer: writes one outgoing event per entitlement or transaction whose
+    ///   visible state changed (``EntitlementChange``, ``TransactionChange``); `nil` announces
+    ///   nothing (`worker rebuild` announces the rebuilt state once, at its end).
+    /// - Returns: how many deliveries the announcements made.
+    @discardableResult
+    static func save(_ decision: Decision, eventID: Int64, to store: StateStore, announcer: ChangeAnnouncer? = nil) async throws -> Int {
+        let now = announcer?.now ?? Date()
+        let leeway = announcer?.leeway ?? 0
+        var deliveries = 0
         for entitlement in decision.entitlements {
-            try await store.save(entitlement)
+            let isActive = entitlement.isActive(at: now, leeway: leeway)
+            let saved = try await store.save(entitlement, announcedActive: isActive)
+            guard let announcer,
+                  let type = EntitlementChange.type(before: saved.previous, after: entitlement, now: now, leeway: leeway)
+            else { continue }
+            deliveries += try await announcer.writer.write(
+                announcer.event(type, entitlement: entitlement, id: saved.id, previous: saved.previous), on: store.connection)
         }
         for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
             try await store.assignUser(user, toTransactionsOf: entitlementKey)
         }
         for transaction in decision.transactions {
-            try await store.save(transaction, eventID: eventID)
+            let saved = try await store.save(transaction, eventID: eventID)
+            guard let announcer, let type = TransactionChange.type(before: saved.previous, after: transaction) else { continue }
+            deliveries += try await announcer.writer.write(
+                announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous), on: store.connection)
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.
@@ -19,5 +38,33 @@ enum StateWriter {
             try await store.save(link)
         }
         try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
+        return deliveries
+    }
+}
+
+extension ChangeAnnouncer {
+    /// The event announcing that `entitlement` (row `id`) changed from `previous`.
+    ///
+    /// - Parameter previousIsActive: what `is_active` read before, when not `previous`'s now (the clock's change).
+    func event(
+        _ type: OutgoingEventType, entitlement: EntitlementState, id: UUID, previous: EntitlementState?, previousIsActive: Bool? = nil
+    ) -> OutgoingEvent {
+        let body = EntitlementBody(StateReader.Entitlement(id: id, state: entitlement), now: now, leeway: leeway)
+        return OutgoingEvent(
+            messageID: OutgoingEvent.newMessageID(), type: type, occurredAt: now, orderingKey: entitlement.entityKey,
+            entityKey: entitlement.entityKey, provider: EventCause.provider(of: entitlement.source),
+            environment: entitlement.environment, userID: entitlement.userID, cause: cause, causeEventID: causeEventID,
+            data: .entitlement(body, userID: entitlement.userID, previous: previous, previousIsActive: previousIsActive ?? previous?.isActive(at: now, leeway: leeway)))
+    }
+
+    /// The event announcing that the ledger row `transaction` (row `id`) changed from `previous`.
+    func event(_ type: OutgoingEventType, transaction: TransactionState, id: UUID, previous: TransactionState?) -> OutgoingEvent {
+        let key = "transaction:\(transaction.source.rawValue):\(transaction.environment.rawValue):\(transaction.providerTransactionID)"
+        return OutgoingEvent(
+            messageID: OutgoingEvent.newMessageID(), type: type, occurredAt: now, orderingKey: key,
+            entityKey: transaction.entitlementKey ?? key, provider: EventCause.provider(of: transaction.source),
+            environment: transaction.environment, userID: transaction.userID, cause: cause, causeEventID: causeEventID,
+            data: .transaction(
+                TransactionBody(StateReader.Transaction(id: id, state: transaction)), userID: transaction.userID, previous: previous))
     }
 }

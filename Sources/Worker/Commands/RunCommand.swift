@@ -35,7 +35,16 @@ struct RunCommand: AsyncParsableCommand {
                 port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
                 readiness: DatabaseReadiness(client: client), logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-                .init(service: client), .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
+                .init(service: client),
+                .init(
+                    service: EnvironmentEndpointsService(
+                        store: EndpointStore(client: client, logger: logger), targets: settings.forwardTargets.map(\.url),
+                        secret: settings.forwardSecret, logger: logger),
+                    successTerminationBehavior: .ignore),
+                .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
+                .init(service: ClockExpiryService(
+                    sweep: ClockExpirySweep(client: client, outbox: pools.outbox, logger: logger), interval: settings.clockSweepInterval,
+                    logger: logger)),
             ]
             let recovery = Recovery(
                 settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
@@ -65,12 +74,14 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
-    /// The events pool, whose Apple notifications create deliveries, and the deliveries pool it wakes.
+    /// The events pool, whose changes and Apple notifications create deliveries, the deliveries
+    /// pool it wakes, and the outbox that writes them.
     static func pools(
         settings: WorkerSettings, client: PostgresClient, http: HTTPClient, metrics: WorkerMetrics?, logger: Logger
-    ) -> (events: WorkerPool, deliveries: WorkerPool) {
+    ) -> (events: WorkerPool, deliveries: WorkerPool, outbox: ForwardOutbox) {
         let forwarder = ForwardHandler(
-            http: http, signer: settings.forwardSigner, timeout: settings.forwardTimeout,
+            http: http, signer: settings.forwardSigner, endpoints: EndpointStore(client: client, logger: logger),
+            disableAfterSeconds: settings.endpointDisableAfterSeconds, rateLimiter: EndpointRateLimiter(), timeout: settings.forwardTimeout,
             maxRetryAfterSeconds: settings.queue.retry.maxSeconds, metrics: metrics, logger: logger)
         // Longer than any healthy attempt: the lease, 30 s, or a forward's timeout with a margin.
         let attemptTimeLimit = max(.seconds(max(settings.queue.leaseSeconds, 30)), settings.forwardTimeout + .seconds(10))
@@ -81,12 +92,12 @@ struct RunCommand: AsyncParsableCommand {
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
-        let outbox = ForwardOutbox(targets: settings.forwardTargets, onCreated: { deliveries.wake() })
+        let outbox = ForwardOutbox(leeway: TimeInterval(settings.entitlementLeewaySeconds), onCreated: { deliveries.wake() })
         let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
             handlers: EventHandlers.all(logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
-        return (events, deliveries)
+        return (events, deliveries, outbox)
     }
 
     /// One connection pool for every delivery, as wide as the deliveries in flight.
@@ -102,10 +113,11 @@ struct RunCommand: AsyncParsableCommand {
 
 /// The handlers of the events queue, by source.
 enum EventHandlers {
-    static func all(logger: Logger, outbox: ForwardOutbox = .none, stripeAccounts: Set<String> = []) -> [String: any JobHandler] {
+    /// - Parameter outbox: where changes are announced and notifications forwarded; `nil` sends nothing (`worker rebuild`).
+    static func all(logger: Logger, outbox: ForwardOutbox? = nil, stripeAccounts: Set<String> = []) -> [String: any JobHandler] {
         let apple = AppleEventHandler(logger: logger, outbox: outbox)
         return [
-            EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts),
+            EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts, outbox: outbox),
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
         ]

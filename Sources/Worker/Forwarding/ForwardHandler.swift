@@ -6,7 +6,14 @@ import NIOCore
 import NIOHTTP1
 import Shared
 
-/// Sends one delivery: `POST` of the original body to its target with the Standard Webhooks headers.
+/// Sends one delivery: `POST` of its body to its endpoint (or, for a forward made before
+/// endpoints existed, its `target`) with the Standard Webhooks headers, signed with the
+/// endpoint's secret (both secrets during a rotation's grace).
+///
+/// The endpoint is read for every delivery, so a change made with `worker endpoints` applies to
+/// the next one. A failure starts or continues the endpoint's failure run; one that has lasted
+/// `ENDPOINT_DISABLE_AFTER` disables the endpoint (logged, and counted in
+/// `sluice_endpoints_disabled_total`).
 ///
 /// Any `2xx` completes the delivery. `429` and `503` with a `Retry-After` retry after that delay
 /// (at most `RETRY_MAX_SECONDS`); every other status, a timeout or a refused connection retries
@@ -14,7 +21,12 @@ import Shared
 /// connections to a target are reused.
 struct ForwardHandler: JobHandler {
     let http: HTTPClient
+    /// `FORWARD_SECRET`, for deliveries made before endpoints existed.
     let signer: StandardWebhookSigner?
+    let endpoints: EndpointStore
+    /// `ENDPOINT_DISABLE_AFTER`, in seconds.
+    let disableAfterSeconds: Double
+    let rateLimiter: EndpointRateLimiter
     /// `FORWARD_TIMEOUT_SECONDS`: the whole exchange, from connecting to the end of the answer.
     let timeout: Duration
     /// The longest `Retry-After` honoured as it is.
@@ -23,11 +35,38 @@ struct ForwardHandler: JobHandler {
     let logger: Logger
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        guard let target = job.attributes["target"], let webhookID = job.attributes["external_id"] else {
-            throw AttemptFailure(reason: "the delivery row names no target or webhook id")
+        guard let webhookID = job.attributes["external_id"] else {
+            throw AttemptFailure(reason: "the delivery row names no webhook id")
         }
-        let label = ForwardTarget.label(for: target)
-        let request = makeRequest(job, target: target, webhookID: webhookID)
+        var target = job.attributes["target"]
+        var signer = self.signer
+        var endpoint: Endpoint?
+        if let id = job.attributes["endpoint_id"].flatMap(Int64.init) {
+            guard let found = try await endpoints.endpoint(id) else {
+                throw AttemptFailure(reason: "endpoint \(Endpoint.name(id)) was removed")
+            }
+            guard found.disabledAt == nil else {
+                throw AttemptFailure(reason: "endpoint \(found.name) is disabled", retryAfterSeconds: 5)
+            }
+            endpoint = found
+            target = found.url
+            let secrets = found.signingSecrets(at: Date())
+            signer = secrets.isEmpty ? nil : try StandardWebhookSigner(secret: secrets.joined(separator: ","))
+            if let limit = found.maxPerSecond { try await rateLimiter.waitForSlot(endpoint: id, maxPerSecond: limit) }
+        }
+        guard let target else { throw AttemptFailure(reason: "the delivery row names no target") }
+        let label = endpoint?.name ?? ForwardTarget.label(for: target)
+        do {
+            try await send(job, to: target, label: label, webhookID: webhookID, signer: signer)
+        } catch {
+            if let endpoint { try await recordFailure(of: endpoint) }
+            throw error
+        }
+        if let endpoint, endpoint.failingSince != nil { try await endpoints.recordSuccess(endpoint.id) }
+    }
+
+    private func send(_ job: ClaimedJob, to target: String, label: String, webhookID: String, signer: StandardWebhookSigner?) async throws {
+        let request = makeRequest(job, target: target, webhookID: webhookID, signer: signer)
         let started = ContinuousClock.now
         let status: Int
         do {
@@ -51,7 +90,17 @@ struct ForwardHandler: JobHandler {
         logger.debug("forwarded", metadata: ["target": "\(label)", "status": "\(status)"])
     }
 
-    private func makeRequest(_ job: ClaimedJob, target: String, webhookID: String) -> HTTPClientRequest {
+    /// Continues the endpoint's failure run, and says so loudly when it disables the endpoint.
+    private func recordFailure(of endpoint: Endpoint) async throws {
+        guard try await endpoints.recordFailure(endpoint.id, disableAfter: disableAfterSeconds) else { return }
+        metrics?.countEndpointDisabled(endpoint: endpoint.name)
+        logger.error("endpoint disabled: its deliveries have failed for ENDPOINT_DISABLE_AFTER", metadata: [
+            "endpoint": "\(endpoint.name)", "description": "\(endpoint.description ?? "")",
+            "failing_since": "\(endpoint.failingSince.map { $0.formatted(.iso8601) } ?? "now")",
+        ])
+    }
+
+    private func makeRequest(_ job: ClaimedJob, target: String, webhookID: String, signer: StandardWebhookSigner?) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: target)
         request.method = .POST
         let timestamp = Int64(Date().timeIntervalSince1970)

@@ -11,6 +11,9 @@ import Shared
 /// One transaction per entity: lock it, delete its entitlement, transactions (with their history)
 /// and the records of its events, apply those events again in provider order with the current
 /// handlers, and compare. Provider links are facts and are kept. A dry run rolls back.
+///
+/// What the rebuild changed in the entitlement is announced once, at the end, as one outgoing
+/// event with cause `rebuild` (the steps in between are not: receivers already saw them).
 struct EntityRebuilder: Sendable {
     /// What rebuilding one entity changed.
     struct Change: Sendable, Encodable {
@@ -28,6 +31,8 @@ struct EntityRebuilder: Sendable {
 
     let client: PostgresClient
     let handlers: [String: any EventApplier]
+    /// `ENTITLEMENT_LEEWAY_SECONDS`, for `is_active` in the announcement.
+    var leeway: TimeInterval = 3_600
     let logger: Logger
 
     /// The entities whose events arrived since `since`.
@@ -65,6 +70,7 @@ struct EntityRebuilder: Sendable {
     private func rebuild(_ key: String, on connection: PostgresConnection) async throws -> Change {
         let store = StateStore(connection: connection, logger: logger)
         try await store.lock(key)
+        let entitlementBefore = try await store.entitlement(key)
         let before = try await snapshot(key, store: store, on: connection)
         var jobs: [ClaimedJob] = []
         for try await (id, source, payload) in try await connection.query(
@@ -92,7 +98,23 @@ struct EntityRebuilder: Sendable {
             }
         }
         let after = try await snapshot(key, store: store, on: connection)
+        try await announce(key, before: entitlementBefore, store: store, on: connection)
         return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after))
+    }
+
+    /// Writes the event that says what the rebuild changed in the entitlement, if anything visible.
+    private func announce(_ key: String, before: EntitlementState?, store: StateStore, on connection: PostgresConnection) async throws {
+        let rows = try await connection.query(
+            "SELECT id AS row_id, \(unescaped: EntitlementColumns.publicList) FROM entitlements WHERE entity_key = \(key)", logger: logger)
+        var found: (UUID, EntitlementState)?
+        for try await row in rows { found = (try row.makeRandomAccess()["row_id"].decode(UUID.self), try EntitlementColumns.decode(row)) }
+        if let (id, after) = found {
+            let announcer = ChangeAnnouncer(
+                cause: EventCause(provider: EventCause.provider(of: after.source), origin: .rebuild), causeEventID: nil, leeway: leeway,
+                writer: OutgoingEventWriter(logger: logger))
+            guard let type = EntitlementChange.type(before: before, after: after, now: announcer.now, leeway: leeway) else { return }
+            try await announcer.writer.write(announcer.event(type, entitlement: after, id: id, previous: before), on: connection)
+        }
     }
 
     /// The entitlement and its transactions, as comparable text.

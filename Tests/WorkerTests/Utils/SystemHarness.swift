@@ -47,6 +47,8 @@ struct SystemHarness: Sendable {
             try await HTTPClient.withHTTPClient(configuration: RunCommand.httpConfiguration(settings)) { http in
                 let metrics = WorkerMetrics()
                 let pools = RunCommand.pools(settings: settings, client: db.client, http: http, metrics: metrics, logger: TestDatabase.logger)
+                try await EndpointStore(client: db.client, logger: TestDatabase.logger).syncEnvironmentTargets(
+                    settings.forwardTargets.map(\.url), secret: settings.forwardSecret)
                 try await app.test(.router) { client in
                     try await body(SystemHarness(client: client, db: db, pool: pools.events, deliveries: pools.deliveries, metrics: metrics))
                 }

@@ -45,10 +45,12 @@ struct RebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (user, entity, since, dryRun, json) = (user, entity, since.flatMap { TimeExpression.pointInTime($0) }, dryRun, self.json)
-        let accounts = Set(try EnvironmentValues.process().list("STRIPE_ACCOUNTS"))
+        let environment = try EnvironmentValues.process()
+        let accounts = Set(environment.list("STRIPE_ACCOUNTS"))
+        let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
         let changes = try await OperatorSession.with { client, logger in
             let handlers = EventHandlers.all(logger: logger, stripeAccounts: accounts).compactMapValues { $0 as? any EventApplier }
-            let rebuilder = EntityRebuilder(client: client, handlers: handlers, logger: logger)
+            let rebuilder = EntityRebuilder(client: client, handlers: handlers, leeway: leeway, logger: logger)
             let keys: [String]
             if let entity {
                 keys = [entity]

@@ -11,32 +11,38 @@ import Shared
 /// record, create its forwards and complete — one transaction.
 struct AppleEventHandler: JobHandler {
     let logger: Logger
-    /// Where applied notifications (not StoreKit syncs) are forwarded.
-    var outbox: ForwardOutbox = .none
+    /// Where applied changes are announced and notifications (not StoreKit syncs) forwarded;
+    /// `nil` sends nothing.
+    var outbox: ForwardOutbox?
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let (event, syncedUser) = try Self.decode(job)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
-        let forwards = isNotification && !outbox.targets.isEmpty
-        try await completion.commit { connection in
-            try await apply(event, syncedUser: syncedUser, job: job, on: connection)
-            if forwards { try await outbox.enqueue(eventID: job.id, on: connection, logger: logger) }
+        let announcer = outbox?.announcer(for: job, logger: logger)
+        let deliveries = try await completion.commit { connection in
+            var made = try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
+            if isNotification, let outbox {
+                made += try await outbox.enqueueRawApple(eventID: job.id, environment: event.environment, on: connection, logger: logger)
+            }
+            return made
         }
-        if forwards { outbox.onCreated() }
+        if deliveries > 0 { outbox?.onCreated() }
     }
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        try await apply(event, syncedUser: syncedUser, job: job, on: connection)
+        try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: nil)
     }
 
-    private func apply(_ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection) async throws {
+    /// - Returns: how many deliveries its announcements made.
+    private func apply(
+        _ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?
+    ) async throws -> Int {
         let store = StateStore(connection: connection, logger: logger)
         guard let tx = event.transaction else {
-            try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
-            return
+            return try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
         }
         let originalID = tx.originalTransactionId ?? tx.transactionId
         let key = AppleDecider.entityKey(originalTransactionID: originalID, environment: event.environment)
@@ -51,7 +57,7 @@ struct AppleEventHandler: JobHandler {
             entitlement: entitlement,
             transaction: try await store.transaction(.storeKit, tx.transactionId, environment: event.environment),
             userID: user ?? entitlement?.userID)
-        try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store)
+        return try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store, announcer: announcer)
     }
 
     /// The decoded event, and the user a StoreKit sync named.

@@ -17,27 +17,36 @@ struct StripeEventHandler: JobHandler {
     let logger: Logger
     /// `STRIPE_ACCOUNTS`: the connected accounts whose events are applied.
     var accounts: Set<String> = []
+    /// Where applied changes are announced; `nil` announces nothing.
+    var outbox: ForwardOutbox?
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        _ = try await completion.commit { connection in
-            try await apply(job, on: connection)
+        let announcer = outbox?.announcer(for: job, logger: logger)
+        let deliveries = try await completion.commit { connection in
+            try await apply(job, on: connection, announcer: announcer)
         }
+        if deliveries > 0 { outbox?.onCreated() }
     }
 
-    /// Applies the event inside the caller's transaction on `connection` (the job's completion,
-    /// or `worker rebuild`'s).
+    /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), announcing nothing.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
+        try await apply(job, on: connection, announcer: nil)
+    }
+
+    /// Applies the event inside the caller's transaction on `connection`.
+    ///
+    /// - Returns: how many deliveries its announcements made.
+    @discardableResult
+    func apply(_ job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?) async throws -> Int {
         let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
         let store = StateStore(connection: connection, logger: logger)
         if event.type == "account.application.deauthorized" {
             let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
-            try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
-            return
+            return try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
         }
         if let account = event.account, !accounts.contains(account) {
-            try await StateWriter.save(
+            return try await StateWriter.save(
                 .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store)
-            return
         }
         var subject = try await Self.subject(of: event, in: store)
         if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
@@ -58,7 +67,7 @@ struct StripeEventHandler: JobHandler {
         if state.transaction == nil, let key = subject.transactionKey {
             subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
         }
-        try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store)
+        return try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store, announcer: announcer)
     }
 
     /// Which entitlement, transaction, user and product an event is about: what its object names

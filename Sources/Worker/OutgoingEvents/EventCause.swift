@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+import Shared
+
+/// What made an outgoing event: the provider event applied and how it reached Sluice.
+struct EventCause: Sendable, Equatable, Encodable {
+    /// How the change came about.
+    enum Origin: String, Sendable, Encodable, CaseIterable {
+        /// A provider's webhook (Stripe event, App Store Server Notification).
+        case webhook
+        /// A StoreKit transaction the app synced.
+        case sync
+        /// Fetched from the provider's API by recovery.
+        case recovery
+        /// The provider's current answer, asked by reconciliation.
+        case reconciliation
+        /// `worker rebuild` recomputed the state from stored events.
+        case rebuild
+        /// The paid period ran out with no ending event.
+        case clock
+    }
+
+    /// `stripe` or `apple`.
+    var provider: String
+    /// The provider's event type (`DID_RENEW`, `charge.refunded`); `nil` for the clock and rebuilds.
+    var eventType: String?
+    /// The provider's id of it (Stripe event id, Apple `notificationUUID`, StoreKit `transactionId`).
+    var eventID: String?
+    var origin: Origin
+
+    enum CodingKeys: String, CodingKey {
+        case provider, eventType = "event_type", eventID = "event_id", origin
+    }
+
+    /// The cause of applying a stored event (`events` row): its source, type, id and origin.
+    init(job: ClaimedJob) {
+        let source = EventSource(rawValue: job.kind)
+        provider = source == .stripe ? "stripe" : "apple"
+        eventType = job.attributes["type"]
+        eventID = job.attributes["external_id"]
+        switch job.attributes["origin"] {
+        case "recovery": origin = .recovery
+        case "reconciliation": origin = .reconciliation
+        default: origin = source == .storekit ? .sync : .webhook
+        }
+    }
+
+    init(provider: String, eventType: String? = nil, eventID: String? = nil, origin: Origin) {
+        self.provider = provider
+        self.eventType = eventType
+        self.eventID = eventID
+        self.origin = origin
+    }
+
+    /// The provider of an entitlement's state.
+    static func provider(of source: PurchaseSource) -> String {
+        source == .webCheckout ? "stripe" : "apple"
+    }
+}
