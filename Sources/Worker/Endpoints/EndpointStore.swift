@@ -32,8 +32,8 @@ struct EndpointStore: Sendable {
         let rows = try await client.query(
             """
             INSERT INTO endpoints (url, description, secret, event_types, sources, environment, raw_apple, max_per_second)
-            VALUES (\(url), \(changes.description), \(secret), \(changes.eventTypes ?? []), \(changes.sources ?? []),
-                \((changes.environment ?? .all).rawValue), \(changes.rawApple ?? false), \(changes.maxPerSecond ?? nil))
+            VALUES (\(url), \(changes.description)::text, \(secret), \(changes.eventTypes ?? []), \(changes.sources ?? []),
+                \((changes.environment ?? .all).rawValue), \(changes.rawApple ?? false), \(changes.maxPerSecond ?? nil)::integer)
             RETURNING \(unescaped: Self.columns)
             """, logger: logger)
         return try await Self.first(rows) ?? { throw StateStoreError(reason: "the endpoint's insert returned no row") }()
@@ -52,10 +52,10 @@ struct EndpointStore: Sendable {
         let rows = try await client.query(
             """
             UPDATE endpoints SET
-                url = COALESCE(\(changes.url), url), description = COALESCE(\(changes.description), description),
-                event_types = COALESCE(\(changes.eventTypes), event_types), sources = COALESCE(\(changes.sources), sources),
-                environment = COALESCE(\(changes.environment?.rawValue), environment), raw_apple = COALESCE(\(changes.rawApple), raw_apple),
-                max_per_second = CASE WHEN \(changes.maxPerSecond != nil) THEN \(limit) ELSE max_per_second END,
+                url = COALESCE(\(changes.url)::text, url), description = COALESCE(\(changes.description)::text, description),
+                event_types = COALESCE(\(changes.eventTypes)::text[], event_types), sources = COALESCE(\(changes.sources)::text[], sources),
+                environment = COALESCE(\(changes.environment?.rawValue)::text, environment), raw_apple = COALESCE(\(changes.rawApple)::boolean, raw_apple),
+                max_per_second = CASE WHEN \(changes.maxPerSecond != nil) THEN \(limit)::integer ELSE max_per_second END,
                 updated_at = now()
             WHERE id = \(id)
             RETURNING \(unescaped: Self.columns)
@@ -67,8 +67,8 @@ struct EndpointStore: Sendable {
     func setDisabled(_ id: Int64, reason: String?) async throws -> Endpoint? {
         let rows = try await client.query(
             """
-            UPDATE endpoints SET disabled_at = CASE WHEN \(reason) IS NULL THEN NULL ELSE COALESCE(disabled_at, now()) END,
-                disabled_reason = \(reason), failing_since = CASE WHEN \(reason) IS NULL THEN NULL ELSE failing_since END,
+            UPDATE endpoints SET disabled_at = CASE WHEN \(reason)::text IS NULL THEN NULL ELSE COALESCE(disabled_at, now()) END,
+                disabled_reason = \(reason)::text, failing_since = CASE WHEN \(reason)::text IS NULL THEN NULL ELSE failing_since END,
                 updated_at = now()
             WHERE id = \(id)
             RETURNING \(unescaped: Self.columns)
@@ -141,7 +141,7 @@ struct EndpointStore: Sendable {
                 try await connection.query(
                     """
                     INSERT INTO endpoints (url, description, secret, raw_apple, managed_by)
-                    VALUES (\(url), 'FORWARD_TARGETS', \(secret), true, 'environment')
+                    VALUES (\(url), 'FORWARD_TARGETS', \(secret)::text, true, 'environment')
                     ON CONFLICT (url) WHERE managed_by = 'environment' DO UPDATE SET secret = EXCLUDED.secret,
                         disabled_at = CASE WHEN endpoints.disabled_reason = 'not in FORWARD_TARGETS' THEN NULL ELSE endpoints.disabled_at END,
                         disabled_reason = CASE WHEN endpoints.disabled_reason = 'not in FORWARD_TARGETS' THEN NULL ELSE endpoints.disabled_reason END,
@@ -223,7 +223,7 @@ extension EndpointStore {
             INSERT INTO deliveries (event_id, outgoing_event_id, source, type, external_id, target, payload, endpoint_id, ordering_key, sequence)
             SELECT o.cause_event_id, o.id, o.provider, o.type, o.message_id, e.url, o.payload, e.id, o.ordering_key, o.sequence
             FROM outgoing_events o, endpoints e
-            WHERE e.id = \(endpoint.id) AND o.created_at >= \(window.since) AND o.created_at < COALESCE(\(window.until), 'infinity')
+            WHERE e.id = \(endpoint.id) AND o.created_at >= \(window.since) AND o.created_at < COALESCE(\(window.until)::timestamptz, 'infinity'::timestamptz)
               AND sluice_endpoint_takes(e, o.type, o.provider, o.environment)
               AND (cardinality(\(window.types)::text[]) = 0 OR o.type = ANY(\(window.types)))
               AND (NOT \(window.failedOnly) OR EXISTS (
@@ -243,7 +243,7 @@ extension EndpointStore {
             SELECT ev.id, ev.source, ev.type, ev.external_id, e.url, ev.payload, e.id
             FROM events ev, endpoints e
             WHERE e.id = \(endpoint.id) AND ev.source = 'apple' AND ev.origin <> 'reconciliation' AND ev.state = 'done'
-              AND ev.received_at >= \(window.since) AND ev.received_at < COALESCE(\(window.until), 'infinity')
+              AND ev.received_at >= \(window.since) AND ev.received_at < COALESCE(\(window.until)::timestamptz, 'infinity'::timestamptz)
               AND (e.environment = 'all' OR e.environment = lower(ev.environment))
               AND (cardinality(\(window.types)::text[]) = 0 OR ev.type = ANY(\(window.types)))
               AND (NOT \(window.failedOnly) OR EXISTS (
