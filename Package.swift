@@ -93,8 +93,8 @@ let package = Package(
         .executableTarget(
             name: "DevTool",
             dependencies: [
-                "Shared", "DevSupport", product("ArgumentParser"), product("AsyncHTTPClient"), product("Hummingbird"), product("Logging"),
-                product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
+                "Shared", "DevSupport", product("ArgumentParser"), product("AsyncHTTPClient"), product("HTTPTypes"), product("Hummingbird"),
+                product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,7 +2,7 @@
 import Foundation
 import Shared
 
-/// The receiver's environment variables (CONTRACT.md), read once at start.
+/// The receiver's environment variables (docs/CONTRACT.md), read once at start.
 ///
 /// Secrets are kept only in the verifiers built from them; they are never logged or echoed.
 struct IngestSettings: Sendable {

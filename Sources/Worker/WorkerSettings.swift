@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Shared
 
-/// The worker's environment variables (CONTRACT.md), read once at start.
+/// The worker's environment variables (docs/CONTRACT.md), read once at start.
 struct WorkerSettings: Sendable {
     var database: DatabaseURL
     var concurrency: Int

@@ -3,7 +3,7 @@ import Foundation
 import Shared
 import Testing
 
-/// `is_active` from the status and the clock (TRANSITIONS.md), with the renewal leeway.
+/// `is_active` from the status and the clock (docs/TRANSITIONS.md), with the renewal leeway.
 struct EntitlementActivityTests {
     struct Row: Sendable, CustomTestStringConvertible {
         var status: EntitlementStatus

@@ -7,7 +7,7 @@ import Testing
 @testable import Worker
 
 /// Apple's transitions as a table, without a database: each row is the state loaded, the
-/// notification or synced transaction, and the decision TRANSITIONS.md and docs/entitlements.md
+/// notification or synced transaction, and the decision docs/TRANSITIONS.md and docs/entitlements.md
 /// say it makes.
 struct AppleDeciderTests {
     /// One row: (loaded state, event) → what the decision must hold.

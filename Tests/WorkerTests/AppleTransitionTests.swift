@@ -10,7 +10,7 @@ import HummingbirdTesting
 import NIOFoundationCompat
 import PostgresNIO
 
-/// One test per Apple row of TRANSITIONS.md: a signed notification posted to ingest, applied by
+/// One test per Apple row of docs/TRANSITIONS.md: a signed notification posted to ingest, applied by
 /// the worker, read back through the read API.
 @Suite(.timeLimit(.minutes(3)))
 struct AppleTransitionTests {

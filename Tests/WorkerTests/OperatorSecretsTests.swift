@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
+import DevSupport
 import Foundation
 import Shared
 import Testing

@@ -6,7 +6,7 @@ import Testing
 @testable import Worker
 
 /// The Stripe transitions as a table, without a database: each row is the state loaded, the
-/// event, and the decision TRANSITIONS.md and docs/stripe.md say it makes.
+/// event, and the decision docs/TRANSITIONS.md and docs/stripe.md say it makes.
 struct StripeDeciderTests {
     /// One row: (loaded state, event) → what the decision must hold.
     struct Row: Sendable, CustomTestStringConvertible {

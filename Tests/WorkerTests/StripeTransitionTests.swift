@@ -9,7 +9,7 @@ import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
 
-/// One test per Stripe row of TRANSITIONS.md: a signed event posted to ingest, applied by the
+/// One test per Stripe row of docs/TRANSITIONS.md: a signed event posted to ingest, applied by the
 /// worker, read back through the read API.
 @Suite(.timeLimit(.minutes(3)))
 struct StripeTransitionTests {

@@ -52,6 +52,12 @@ cluster_start() {
     export LEASE_SECONDS=${LEASE_SECONDS:-10} RETRY_BASE_SECONDS=${RETRY_BASE_SECONDS:-0.5}
     export RETRY_MAX_SECONDS=${RETRY_MAX_SECONDS:-5} WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-16}
 
+    # An endpoint for entitlement.granted events on the sink, added as an operator would, before
+    # the workers start; the driver verifies each event with its secret.
+    "$bin/worker" endpoints add "http://127.0.0.1:$SINK_PORT/hooks/events" --events entitlement.granted \
+        --description e2e-sink --json >"$WORK/endpoint.json"
+    EVENTS_SECRET=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["secret"])' "$WORK/endpoint.json")
+
     echo "==> two ingest (:${INGEST_PORTS[0]}, :${INGEST_PORTS[1]}), two workers, nginx on :$LB_PORT ($WORK)"
     start_ingest 1
     start_ingest 2
@@ -130,7 +136,8 @@ drive() {
     (
         set -o pipefail
         timeout --signal=KILL 600 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
-            --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" "$@" \
+            --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" \
+            --events-secret "$EVENTS_SECRET" "$@" \
             | tee "$WORK/driver.out"
     ) &
     DRIVER=$!

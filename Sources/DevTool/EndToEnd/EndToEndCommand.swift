@@ -17,6 +17,9 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "Base URL of ingest (or of the load balancer in front of it).") var url = "http://127.0.0.1:8080"
     @Option(help: "Port of the downstream sink on 127.0.0.1 (FORWARD_TARGETS points at it).") var sinkPort: Int
     @Option(help: "Path of the downstream sink.") var sinkPath = "/hooks/apple"
+    @Option(help: "Path on the sink of the endpoint that receives entitlement.granted events.") var eventsPath = "/hooks/events"
+    @Option(help: "That endpoint's whsec_ secret; given, every event's signature is verified and each user must be granted once.")
+    var eventsSecret: String?
     @Option(help: "Also send each event, at the same moment, to this base URL (repeat for several replicas).")
     var copyTo: [String] = []
     @Option(help: "Concurrent senders.") var senders = 8
@@ -41,11 +44,11 @@ struct EndToEndCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let forwards = ForwardCounter()
-        let (sinkPort, sinkPath) = (self.sinkPort, self.sinkPath)
+        let forwards = ForwardCounter(eventsSecret: eventsSecret)
+        let (sinkPort, sinkPath, eventsPath) = (self.sinkPort, self.sinkPath, self.eventsPath)
         let report = try await withThrowingTaskGroup(of: EndToEndReport?.self) { group in
             group.addTask {
-                try await forwards.serve(port: sinkPort, path: sinkPath)
+                try await forwards.serve(port: sinkPort, path: sinkPath, eventsPath: eventsPath)
                 return nil
             }
             group.addTask { try await exercise(forwards: forwards) }
@@ -89,7 +92,7 @@ struct EndToEndCommand: AsyncParsableCommand {
             try await client.shutdown()
             return EndToEndReport(
                 sent: sent, settlement: settlement, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
-                pacedSeconds: seconds,
+                rejectedEvents: forwards.rejectedEventCount, checksEvents: eventsSecret != nil, pacedSeconds: seconds,
                 streamSeconds: Double(streamDuration.components.seconds) + Double(streamDuration.components.attoseconds) / 1e18)
         } catch {
             try? await client.shutdown()

@@ -7,6 +7,10 @@ struct EndToEndReport {
     let settlement: Settlement.Result
     let forwards: [String: Int]
     let unreadableForwards: Int
+    /// Entitlement events that did not verify or could not be read.
+    var rejectedEvents = 0
+    /// Whether entitlement events were checked (an endpoint secret was given).
+    var checksEvents = false
     let pacedSeconds: Double
     /// How long the stream took, until its last event was acknowledged or given up.
     let streamSeconds: Double
@@ -19,6 +23,7 @@ struct EndToEndReport {
     var passed: Bool {
         rejected.isEmpty && gaveUp.isEmpty && settlement.notApplied.isEmpty && settlement.duplicated.isEmpty
             && settlement.inconsistent.isEmpty && settlement.notForwarded.isEmpty && unreadableForwards == 0
+            && settlement.notAnnounced.isEmpty && settlement.announcedTwice.isEmpty && rejectedEvents == 0
     }
 
     /// One line of `name=value` figures, for a script's table of several runs.
@@ -28,6 +33,8 @@ struct EndToEndReport {
             "sent=\(sent.count)", "acknowledged=\(acknowledged.count)", "applied=\(settlement.applied)",
             "forwarded=\(appleAcknowledged - settlement.notForwarded.count)/\(appleAcknowledged)",
             "lost=\(settlement.notApplied.count + settlement.notForwarded.count)", "double_applied=\(settlement.duplicated.count)",
+            "announced=\(checksEvents ? "\(acknowledged.count - settlement.notAnnounced.count)/\(acknowledged.count)" : "unchecked")",
+            "announced_twice=\(settlement.announcedTwice.count)",
             "rejected=\(rejected.count)", "unacknowledged=\(gaveUp.count)", "poison=\(poison.count)",
             "result=\(passed ? "PASS" : "FAIL")",
         ].joined(separator: " ")
@@ -47,6 +54,9 @@ struct EndToEndReport {
             "acknowledged    \(acknowledged.count)  (rejected \(rejected.count), never acknowledged \(gaveUp.count), retried attempts \(sent.map(\.retries).reduce(0, +)))",
             String(format: "applied         %d (all applied and forwarded %.1f s after the stream ended)", settlement.applied, settlement.seconds),
             "forwarded       \(appleAcknowledged.count - settlement.notForwarded.count) of \(appleAcknowledged.count) Apple notifications (\(forwardedMoreThanOnce) more than once, allowed: at least once)",
+            "announced       " + (checksEvents
+                ? "\(acknowledged.count - settlement.notAnnounced.count) of \(acknowledged.count) purchases as entitlement.granted (\(settlement.announcedTwice.count) by more than one event; \(rejectedEvents) events refused: bad signature)"
+                : "not checked"),
             "lost            \(settlement.notApplied.count + settlement.notForwarded.count)",
             "duplicated      \(settlement.duplicated.count) (effects applied twice)",
             "inconsistent    \(settlement.inconsistent.count)",
@@ -67,6 +77,8 @@ struct EndToEndReport {
         examples("NOT FORWARDED", settlement.notForwarded)
         examples("DUPLICATED", settlement.duplicated.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) transactions" })
         examples("INCONSISTENT", settlement.inconsistent)
+        examples("NOT ANNOUNCED", settlement.notAnnounced)
+        examples("ANNOUNCED TWICE", settlement.announcedTwice.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) events" })
         if unreadableForwards > 0 { lines.append("UNREADABLE FORWARDS \(unreadableForwards)") }
         lines.append(passed ? "PASS" : "FAIL")
         return lines.joined(separator: "\n")

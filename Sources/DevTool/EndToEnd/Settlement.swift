@@ -13,6 +13,10 @@ struct Settlement: Sendable {
         var notApplied: [String] = []
         /// Acknowledged Apple notifications the sink never received.
         var notForwarded: [String] = []
+        /// Users whose purchase was never announced (`entitlement.granted`), when events are checked.
+        var notAnnounced: [String] = []
+        /// Users whose one purchase was announced by more than one event, with the count.
+        var announcedTwice: [String: Int] = [:]
         /// From the end of the stream until everything was applied and forwarded (or the deadline).
         var seconds: Double = 0
     }
@@ -27,10 +31,11 @@ struct Settlement: Sendable {
         var result = Result()
         var unapplied = acknowledged
         var unforwarded = acknowledged.compactMap(\.notificationUUID)
+        var unannounced = forwards.eventsSecret == nil ? [] : acknowledged.map(\.user)
         let started = ContinuousClock.now
         let deadline = started + .seconds(seconds)
         var lastReport = ContinuousClock.now
-        while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty) {
+        while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty) {
             let effects = await check(unapplied)
             unapplied = []
             for (event, effect) in effects {
@@ -43,16 +48,23 @@ struct Settlement: Sendable {
             }
             let received = forwards.received
             unforwarded.removeAll { received[$0, default: 0] > 0 }
+            let grants = forwards.grantsByUser
+            unannounced.removeAll { grants[$0] != nil }
             if lastReport.duration(to: .now) > .seconds(5) {
-                say("  waiting: \(unapplied.count) not applied yet, \(unforwarded.count) not forwarded yet")
+                say("  waiting: \(unapplied.count) not applied yet, \(unforwarded.count) not forwarded yet, \(unannounced.count) not announced yet")
                 lastReport = .now
             }
-            if !(unapplied.isEmpty && unforwarded.isEmpty) { try? await Task.sleep(for: .seconds(1)) }
+            if !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty) { try? await Task.sleep(for: .seconds(1)) }
         }
         let elapsed = started.duration(to: .now)
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         result.notApplied = unapplied.map { "\($0.provider.rawValue) event for \($0.user)" }
         result.notForwarded = unforwarded
+        result.notAnnounced = unannounced
+        if forwards.eventsSecret != nil {
+            let grants = forwards.grantsByUser
+            for event in acknowledged { if let ids = grants[event.user], ids.count > 1 { result.announcedTwice[event.user] = ids.count } }
+        }
         // Once more over everything: an event applied again after it was first seen shows here.
         for case (let event, .duplicated(let count)?) in await check(acknowledged) {
             result.duplicated[event.user] = count

@@ -51,7 +51,7 @@ public struct EntitlementState: Sendable, Equatable {
         self.status = status
     }
 
-    /// What apps gate on, from the status **and** the clock (TRANSITIONS.md): `active`, `trialing`
+    /// What apps gate on, from the status **and** the clock (docs/TRANSITIONS.md): `active`, `trialing`
     /// and `cancelled` until `expires_at` (none for a lifetime purchase), `grace_period` until the
     /// grace period ends, each plus `leeway` for a renewal the provider reports just after the
     /// period ends; every other status never. A missed ending event never grants access beyond

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// An entitlement's status (CONTRACT.md).
+/// An entitlement's status (docs/CONTRACT.md).
 public enum EntitlementStatus: String, Sendable, Codable, CaseIterable {
     case active, trialing
     case gracePeriod = "grace_period"
@@ -11,7 +11,7 @@ public enum EntitlementStatus: String, Sendable, Codable, CaseIterable {
     case expired, revoked, refunded
 }
 
-/// A transaction's status (CONTRACT.md).
+/// A transaction's status (docs/CONTRACT.md).
 public enum TransactionStatus: String, Sendable, Codable, CaseIterable {
     case pending, processing, succeeded, failed, refunded, disputed
 }
@@ -43,7 +43,7 @@ public enum PurchaseSource: String, Sendable, Codable {
     case storeKit = "store_kit"
 }
 
-/// Whose money: real payments, or Apple Sandbox / TestFlight and Stripe test mode (CONTRACT.md).
+/// Whose money: real payments, or Apple Sandbox / TestFlight and Stripe test mode (docs/CONTRACT.md).
 /// State of one environment never changes the other's: entity keys and links carry it.
 public enum PurchaseEnvironment: String, Sendable, Codable, CaseIterable {
     case production, sandbox

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Shared
 
-/// What recovery and reconciliation need (CONTRACT.md, "Configuration"): each provider is off until
+/// What recovery and reconciliation need (docs/CONTRACT.md, "Configuration"): each provider is off until
 /// its credentials are set. Keys are held here and in the clients only; never logged or printed.
 struct RecoverySettings: Sendable {
     /// The App Store Server API: an In-App Purchase key and what verifies its answers.

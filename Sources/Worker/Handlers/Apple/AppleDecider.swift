@@ -2,7 +2,7 @@
 import Foundation
 import Shared
 
-/// The pure state transitions of Apple notifications and synced StoreKit transactions (TRANSITIONS.md, "Apple").
+/// The pure state transitions of Apple notifications and synced StoreKit transactions (docs/TRANSITIONS.md, "Apple").
 ///
 /// Each notification changes only what it is about: the transaction it carries (all of it when it
 /// is the subscription's newest, only that transaction's ledger row and, when it paid for the

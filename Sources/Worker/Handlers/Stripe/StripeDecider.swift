@@ -2,7 +2,7 @@
 import Foundation
 import Shared
 
-/// The pure state transitions of Stripe events (TRANSITIONS.md, "Stripe"; docs/stripe.md).
+/// The pure state transitions of Stripe events (docs/TRANSITIONS.md, "Stripe"; docs/stripe.md).
 ///
 /// ``StripeEventHandler`` resolves which records an event is about (``Subject``) and loads them
 /// (``State``); this type only decides. The transitions live in extensions by subject:
@@ -37,7 +37,7 @@ enum StripeDecider {
         var replaced: EntitlementState?
     }
 
-    /// Types that are recorded only (TRANSITIONS.md); unknown types are recorded too. Their links
+    /// Types that are recorded only (docs/TRANSITIONS.md); unknown types are recorded too. Their links
     /// are still written, so later events find what they name.
     static let recordedTypes: Set<String> = [
         "customer.subscription.trial_will_end", "invoice.payment_failed", "invoice.voided", "invoice.created",
