@@ -81,7 +81,7 @@ public final class ServiceProcess: Sendable {
     }
 
     /// A loopback port nothing listens on right now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         try LoopbackListener().port
     }
 }

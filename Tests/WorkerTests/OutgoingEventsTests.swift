@@ -178,4 +178,28 @@ struct OutgoingEventsTests {
             }
         }
     }
+
+    @Test func aRefundOfAPeriodTheLedgerNeverSawEntersTheLedgerAndIsAnnounced() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run { system in
+                let (_, secret) = try await Self.addEndpoint(system, url: sink.url, events: ["transaction.*"])
+                let user = UUID().uuidString.lowercased()
+                try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("45001", user: user, purchased: Self.at(0)), at: Self.at(0))
+                // The renewal's DID_RENEW never arrived; its REFUND does.
+                var unseen = subscription("45002", user: user, purchased: Self.at(1))
+                unseen.originalTransactionId = "45001"
+                unseen.revocationDate = Self.at(2).appleMilliseconds
+                unseen.revocationReason = 0
+                try await system.notify("REFUND", transaction: unseen, at: Self.at(2))
+                try await system.drain()
+                try await system.forward()
+                let history = try await system.transactions(userID: user)
+                #expect(history.compactMap { $0["provider_transaction_id"] as? String }.sorted() == ["45001", "45002"])
+                #expect(history.first { $0["provider_transaction_id"] as? String == "45002" }?["status"] as? String == "refunded")
+                let events = try Self.events(sink, secret: secret)
+                #expect(Self.types(events) == ["transaction.succeeded", "transaction.refunded"])
+                #expect((events[1]["data"] as? [String: Any])?["previous"] is NSNull)
+            }
+        }
+    }
 }
