@@ -147,12 +147,15 @@ struct ForwardingTests {
     @Test(arguments: [HTTPResponse.Status.tooManyRequests, .serviceUnavailable])
     func retryAfterIsHonoured(status: HTTPResponse.Status) async throws {
         try await HTTPSink.with { sink in
-            let httpDate = Date().addingTimeInterval(120).formatted(
-                Date.VerbatimFormatStyle(
-                    format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
-                    locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
-            let value = status == .tooManyRequests ? "120" : httpDate
-            sink.answer { _ in .init(status: status, headers: [.retryAfter: value]) }
+            // The date is made when the answer is sent: the database this test waits for may take a while on a busy machine.
+            @Sendable func httpDate() -> String {
+                Date().addingTimeInterval(120).formatted(
+                    Date.VerbatimFormatStyle(
+                        format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
+                        locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
+            }
+            let value = status == .tooManyRequests ? "120" : "an HTTP date 120 s ahead"
+            sink.answer { _ in .init(status: status, headers: [.retryAfter: status == .tooManyRequests ? "120" : httpDate()]) }
             try await SystemHarness.run(worker: ["FORWARD_TARGETS": sink.url, "RETRY_MAX_SECONDS": "3600"]) { system in
                 try await system.notify("DID_RENEW", transaction: subscription("26001", user: nil))
                 try await system.drain()
