@@ -210,6 +210,8 @@ final class WorkerPool: Service, CustomStringConvertible {
                     try await queue.extendLeases(of: ids, owner: configuration.owner)
                 }
             } catch {
+                // Shutting down cancels the loop mid-statement: nothing failed.
+                if Task.isCancelled || error is CancellationError { return }
                 logger.warning("extending leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
             }
         }
