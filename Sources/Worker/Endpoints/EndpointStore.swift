@@ -200,22 +200,12 @@ extension EndpointStore {
     ///
     /// - Returns: how many deliveries were queued (with `dryRun`, would be).
     func resend(_ endpoint: Endpoint, _ window: ResendWindow, dryRun: Bool) async throws -> Int {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                let count = endpoint.rawApple
-                    ? try await resendNotifications(endpoint, window, on: connection)
-                    : try await resendEvents(endpoint, window, on: connection)
-                if dryRun { throw DryRunCount(count: count) }
-                return count
-            }
-        } catch let error as PostgresTransactionError {
-            guard let dryRun = error.closureError as? DryRunCount, error.rollbackError == nil else { throw error }
-            return dryRun.count
+        try await client.withTransaction(dryRun: dryRun, logger: logger) { connection in
+            endpoint.rawApple
+                ? try await resendNotifications(endpoint, window, on: connection)
+                : try await resendEvents(endpoint, window, on: connection)
         }
     }
-
-    /// Thrown to roll a dry run back, carrying its count.
-    private struct DryRunCount: Error { var count: Int }
 
     private func resendEvents(_ endpoint: Endpoint, _ window: ResendWindow, on connection: PostgresConnection) async throws -> Int {
         try await count(connection.query(

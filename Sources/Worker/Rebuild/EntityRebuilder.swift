@@ -51,21 +51,10 @@ struct EntityRebuilder: Sendable {
     }
 
     func rebuild(_ entityKey: String, dryRun: Bool) async throws -> Change {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                let change = try await rebuild(entityKey, on: connection)
-                if dryRun { throw DryRun(change: change) }
-                return change
-            }
-        } catch let error as PostgresTransactionError {
-            // The dry run's rollback, carrying what it computed.
-            guard let dryRun = error.closureError as? DryRun, error.rollbackError == nil else { throw error }
-            return dryRun.change
+        try await client.withTransaction(dryRun: dryRun, logger: logger) { connection in
+            try await rebuild(entityKey, on: connection)
         }
     }
-
-    /// Thrown to roll a dry run back, carrying what it would have changed.
-    private struct DryRun: Error { var change: Change }
 
     private func rebuild(_ key: String, on connection: PostgresConnection) async throws -> Change {
         let store = StateStore(connection: connection, logger: logger)
