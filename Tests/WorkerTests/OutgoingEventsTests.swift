@@ -202,4 +202,30 @@ struct OutgoingEventsTests {
             }
         }
     }
+
+    @Test func aRebuildAnnouncesWhatItChangedOnceAndADryRunNothing() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run { system in
+                let (_, secret) = try await Self.addEndpoint(system, url: sink.url, events: ["entitlement.*"])
+                let user = UUID().uuidString.lowercased()
+                try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("46001", user: user, purchased: Self.at(0)), at: Self.at(0))
+                try await system.drain()
+                // A handler bug wrote the wrong state; the fixed handlers rebuild it from the stored events.
+                try await system.db.client.query("UPDATE entitlements SET status = 'expired'", logger: TestDatabase.logger)
+                let handlers = EventHandlers.all(logger: TestDatabase.logger).compactMapValues { $0 as? any EventApplier }
+                let rebuilder = EntityRebuilder(client: system.db.client, handlers: handlers, logger: TestDatabase.logger)
+                let key = "apple:sandbox:46001"
+                _ = try await rebuilder.rebuild(key, dryRun: true)
+                #expect(try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE entity_key = \(key)") == 2)
+                _ = try await rebuilder.rebuild(key, dryRun: false)
+                _ = try await rebuilder.rebuild(key, dryRun: false)
+                try await system.forward()
+                let events = try Self.events(sink, secret: secret)
+                #expect(Self.types(events) == ["entitlement.granted", "entitlement.renewed"], "the second rebuild changed nothing")
+                #expect((events[1]["cause"] as? [String: Any])?["origin"] as? String == "rebuild")
+                let sequences = events.compactMap { $0["sequence"] as? Int }
+                #expect(sequences == sequences.sorted())
+            }
+        }
+    }
 }
