@@ -8,20 +8,19 @@ enum StateWriter {
     /// - Parameter announcer: writes one outgoing event per entitlement or transaction whose
     ///   visible state changed (``EntitlementChange``, ``TransactionChange``); `nil` announces
     ///   nothing (`worker rebuild` announces the rebuilt state once, at its end).
-    /// - Returns: how many deliveries the announcements made.
+    /// - Returns: how many deliveries the announcements (and the announcer's raw notification) made.
     @discardableResult
     static func save(_ decision: Decision, eventID: Int64, to store: StateStore, announcer: ChangeAnnouncer? = nil) async throws -> Int {
         let now = announcer?.now ?? Date()
         let leeway = announcer?.leeway ?? 0
-        var deliveries = 0
+        var events: [OutgoingEvent] = []
         for entitlement in decision.entitlements {
             let isActive = entitlement.isActive(at: now, leeway: leeway)
             let saved = try await store.save(entitlement, announcedActive: isActive)
             guard let announcer,
                   let type = EntitlementChange.type(before: saved.previous, after: entitlement, now: now, leeway: leeway)
             else { continue }
-            deliveries += try await announcer.writer.write(
-                announcer.event(type, entitlement: entitlement, id: saved.id, previous: saved.previous), on: store.connection)
+            events.append(announcer.event(type, entitlement: entitlement, id: saved.id, previous: saved.previous))
         }
         for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
             try await store.assignUser(user, toTransactionsOf: entitlementKey)
@@ -29,16 +28,21 @@ enum StateWriter {
         for transaction in decision.transactions {
             let saved = try await store.save(transaction, eventID: eventID)
             guard let announcer, let type = TransactionChange.type(before: saved.previous, after: transaction) else { continue }
-            deliveries += try await announcer.writer.write(
-                announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous), on: store.connection)
+            events.append(announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous))
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.
         for link in decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) }) {
             try await store.save(link)
         }
-        try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
-        return deliveries
+        guard let announcer else {
+            try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
+            return 0
+        }
+        // The record, the events and their deliveries, and the raw notification's: one statement.
+        return try await announcer.writer.write(
+            events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
+            rawNotification: announcer.rawNotification, on: store.connection)
     }
 }
 

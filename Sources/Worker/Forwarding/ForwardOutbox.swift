@@ -20,29 +20,13 @@ struct ForwardOutbox: Sendable {
     }
 
     /// The announcer of the changes that applying `job` makes.
-    func announcer(for job: ClaimedJob, logger: Logger) -> ChangeAnnouncer {
-        ChangeAnnouncer(cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, writer: OutgoingEventWriter(logger: logger))
-    }
-
-    /// Adds one delivery of the stored notification `eventID`, byte for byte, per enabled endpoint
-    /// that takes raw Apple notifications of its environment.
     ///
-    /// - Returns: how many deliveries were made.
-    @discardableResult
-    func enqueueRawApple(eventID: Int64, environment: PurchaseEnvironment, on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        let rows = try await connection.query(
-            """
-            INSERT INTO deliveries (event_id, source, type, external_id, target, payload, endpoint_id)
-            SELECT events.id, events.source, events.type, events.external_id, e.url, events.payload, e.id
-            FROM events, endpoints e
-            WHERE events.id = \(eventID) AND e.raw_apple AND e.disabled_at IS NULL
-              AND (e.environment = 'all' OR e.environment = \(environment.rawValue))
-            ON CONFLICT (endpoint_id, external_id) WHERE endpoint_id IS NOT NULL DO NOTHING
-            RETURNING id
-            """, logger: logger)
-        var count = 0
-        for try await _ in rows { count += 1 }
-        return count
+    /// - Parameter rawNotification: the environment of an App Store Server Notification, which the
+    ///   `raw_apple` endpoints receive as it is; `nil` for anything else.
+    func announcer(for job: ClaimedJob, rawNotification environment: PurchaseEnvironment? = nil, logger: Logger) -> ChangeAnnouncer {
+        ChangeAnnouncer(
+            cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, writer: OutgoingEventWriter(logger: logger),
+            rawNotification: environment.map { .init(eventID: job.id, environment: $0) })
     }
 }
 
@@ -53,6 +37,8 @@ struct ChangeAnnouncer: Sendable {
     var causeEventID: Int64?
     var leeway: TimeInterval
     var writer: OutgoingEventWriter
+    /// The notification applied, when `raw_apple` endpoints receive it.
+    var rawNotification: OutgoingEventWriter.RawNotification?
     /// The time `is_active` is computed for, before and after.
     var now = Date()
 }

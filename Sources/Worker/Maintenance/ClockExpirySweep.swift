@@ -54,14 +54,13 @@ struct ClockExpirySweep: Sendable {
             let announcer = ChangeAnnouncer(
                 cause: EventCause(provider: "apple", origin: .clock), causeEventID: nil, leeway: leeway,
                 writer: OutgoingEventWriter(logger: logger), now: now)
-            var deliveries = 0
+            var events: [OutgoingEvent] = []
             for (id, entitlement) in due where !entitlement.isActive(at: now, leeway: leeway) {
                 var clock = announcer
                 clock.cause.provider = EventCause.provider(of: entitlement.source)
-                deliveries += try await clock.writer.write(
-                    clock.event(.entitlementExpired, entitlement: entitlement, id: id, previous: entitlement, previousIsActive: true),
-                    on: connection)
+                events.append(clock.event(.entitlementExpired, entitlement: entitlement, id: id, previous: entitlement, previousIsActive: true))
             }
+            let deliveries = try await announcer.writer.write(events, on: connection)
             try await connection.query(
                 "UPDATE entitlements SET announced_active = false WHERE id = ANY(\(due.map(\.0)))", logger: logger)
             return (due.count, deliveries)

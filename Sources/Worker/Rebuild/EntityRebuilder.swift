@@ -102,7 +102,7 @@ struct EntityRebuilder: Sendable {
                 cause: EventCause(provider: EventCause.provider(of: after.source), origin: .rebuild), causeEventID: nil, leeway: leeway,
                 writer: OutgoingEventWriter(logger: logger))
             guard let type = EntitlementChange.type(before: before, after: after, now: announcer.now, leeway: leeway) else { return }
-            try await announcer.writer.write(announcer.event(type, entitlement: after, id: id, previous: before), on: connection)
+            try await announcer.writer.write([announcer.event(type, entitlement: after, id: id, previous: before)], on: connection)
         }
     }
 

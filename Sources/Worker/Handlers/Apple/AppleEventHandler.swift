@@ -19,13 +19,9 @@ struct AppleEventHandler: JobHandler {
         let (event, syncedUser) = try Self.decode(job)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
-        let announcer = outbox?.announcer(for: job, logger: logger)
+        let announcer = outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
         let deliveries = try await completion.commit { connection in
-            var made = try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
-            if isNotification, let outbox {
-                made += try await outbox.enqueueRawApple(eventID: job.id, environment: event.environment, on: connection, logger: logger)
-            }
-            return made
+            try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
         }
         if deliveries > 0 { outbox?.onCreated() }
     }
@@ -33,7 +29,7 @@ struct AppleEventHandler: JobHandler {
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: nil)
+        _ = try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: nil)
     }
 
     /// - Returns: how many deliveries its announcements made.
@@ -42,7 +38,7 @@ struct AppleEventHandler: JobHandler {
     ) async throws -> Int {
         let store = StateStore(connection: connection, logger: logger)
         guard let tx = event.transaction else {
-            return try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store)
+            return try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store, announcer: announcer)
         }
         let originalID = tx.originalTransactionId ?? tx.transactionId
         let key = AppleDecider.entityKey(originalTransactionID: originalID, environment: event.environment)

@@ -42,11 +42,12 @@ struct StripeEventHandler: JobHandler {
         let store = StateStore(connection: connection, logger: logger)
         if event.type == "account.application.deauthorized" {
             let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
-            return try await StateWriter.save(.recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store)
+            return try await StateWriter.save(
+                .recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store, announcer: announcer)
         }
         if let account = event.account, !accounts.contains(account) {
             return try await StateWriter.save(
-                .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store)
+                .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store, announcer: announcer)
         }
         var subject = try await Self.subject(of: event, in: store)
         if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
