@@ -55,11 +55,8 @@ struct Endpoint: Sendable, Equatable {
         "whsec_" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 
-    /// An absolute `http` or `https` URL with a host, or `nil`.
+    /// Whether `text` is an absolute `http` or `https` URL with a host (as ``ForwardTarget`` requires).
     static func validURL(_ text: String) -> Bool {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else { return false }
-        return true
+        (try? ForwardTarget(text)) != nil
     }
 }
