@@ -117,7 +117,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedTests",
-            dependencies: ["Shared", "TestSupport", "DevSupport", product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO")],
+            dependencies: [
+                "Shared", "TestSupport", "DevSupport", product("Crypto"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"),
+                product("PostgresNIO"), product("X509"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

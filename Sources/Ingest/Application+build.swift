@@ -38,10 +38,12 @@ func buildRouter(
         RequestMetricsMiddleware(metrics: metrics)
         JSONErrorMiddleware()
     }
-    let apple: AppleNotificationVerifier? = try settings.appleRootPaths.isEmpty ? nil : AppleNotificationVerifier(
-        chainVerifier: AppleChainVerifier(
-            trustedRoots: AppleChainVerifier.loadRoots(paths: settings.appleRootPaths), revocationCheck: settings.appleRevocationCheck),
-        configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
+    let apple = settings.appleRoots.map { roots in
+        AppleNotificationVerifier(
+            chainVerifier: AppleChainVerifier(trustedRoots: roots.certificates, revocationCheck: settings.appleRevocationCheck),
+            configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
+    }
+    let tokens = AppAccountTokens(client: client, logger: logger)
     let webhooks = WebhookController<IngestContext>(
         receiver: EventReceiver(
             writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes,
@@ -49,14 +51,18 @@ func buildRouter(
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,
-        apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys))
+        apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys), tokens: tokens)
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
     ReadController<IngestContext>(
         reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys),
         leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment)
         .addRoutes(to: router)
+    AppAccountTokenController<IngestContext>(
+        tokens: tokens, apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys))
+        .addRoutes(to: router)
 
+    router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
              WebhookController<IngestContext>.storeKitPath],
@@ -65,7 +71,11 @@ func buildRouter(
         on: ["/healthz", "/readyz", "/metrics", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath],
         allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
-    if apple == nil { logger.warning("APPLE_ROOT_CERTIFICATES is not set: the Apple endpoints answer 503") }
+    if let roots = settings.appleRoots {
+        logger.info("Apple payloads must chain to \(roots.summary)")
+    } else {
+        logger.warning("APPLE_BUNDLE_IDS is not set: the Apple endpoints answer 503")
+    }
     if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the read API answers 401") }
     return router
 }

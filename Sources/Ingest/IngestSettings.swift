@@ -11,7 +11,9 @@ struct IngestSettings: Sendable {
     var port: Int
     var stripeSecrets: [String]
     var stripeToleranceSeconds: Int64
-    var appleRootPaths: [String]
+    /// The roots Apple payloads must chain to; `nil` when `APPLE_BUNDLE_IDS` is not set (the
+    /// Apple endpoints answer 503).
+    var appleRoots: AppleTrustedRoots?
     var appleBundleIDs: Set<String>
     var appleAppAppleID: Int64?
     /// `APPLE_ONLINE_CHECKS`: OCSP checks of Apple's signing chain, or `nil`.
@@ -37,8 +39,8 @@ struct IngestSettings: Sendable {
           INGEST_HOST, INGEST_PORT  listen address (default 0.0.0.0, 8080)
           STRIPE_WEBHOOK_SECRETS    comma-separated whsec_… secrets; any one may match (none: the Stripe endpoint answers 503)
           STRIPE_TOLERANCE_SECONDS  largest age of the Stripe-Signature timestamp (default 300)
-          APPLE_ROOT_CERTIFICATES   comma-separated DER or PEM root files (none: the Apple endpoints answer 503)
-          APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (required for Apple)
+          APPLE_ROOT_CERTIFICATES   comma-separated DER or PEM root files (default: Apple Root CA - G3, built in)
+          APPLE_BUNDLE_IDS          comma-separated bundle ids accepted (none: the Apple endpoints answer 503)
           APPLE_APP_APPLE_ID        numeric app id checked on Production payloads (optional)
           API_KEYS                  comma-separated server keys: read API and StoreKit sync; each ≥ 32 characters or sha256:<hex> (none: they answer 401)
           CLIENT_API_KEYS           comma-separated app keys: the StoreKit sync only (403 on the read API); same form
@@ -59,11 +61,12 @@ struct IngestSettings: Sendable {
             throw ConfigurationError(variable: "STRIPE_WEBHOOK_SECRETS", reason: "holds an entry that does not start with whsec_")
         }
         stripeToleranceSeconds = Int64(try environment.int("STRIPE_TOLERANCE_SECONDS", default: 300, range: 1...86_400))
-        appleRootPaths = environment.list("APPLE_ROOT_CERTIFICATES")
         appleBundleIDs = Set(environment.list("APPLE_BUNDLE_IDS"))
-        if !appleRootPaths.isEmpty && appleBundleIDs.isEmpty {
+        let roots = try AppleTrustedRoots.configured(by: environment)
+        if roots.areConfigured && appleBundleIDs.isEmpty {
             throw ConfigurationError(variable: "APPLE_BUNDLE_IDS", reason: "is required when APPLE_ROOT_CERTIFICATES is set")
         }
+        appleRoots = appleBundleIDs.isEmpty ? nil : roots
         if let text = environment.string("APPLE_APP_APPLE_ID") {
             guard let id = Int64(text), id > 0 else {
                 throw ConfigurationError(variable: "APPLE_APP_APPLE_ID", reason: "must be a positive whole number")

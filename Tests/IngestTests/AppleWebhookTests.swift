@@ -156,8 +156,8 @@ struct AppleWebhookTests {
         }
     }
 
-    @Test func withoutRootsTheEndpointIsUnavailable() async throws {
-        try await IngestHarness.withIngest(environment: ["APPLE_ROOT_CERTIFICATES": ""]) { client, db async throws in
+    @Test func withoutBundleIDsTheEndpointIsUnavailable() async throws {
+        try await IngestHarness.withIngest(environment: ["APPLE_ROOT_CERTIFICATES": "", "APPLE_BUNDLE_IDS": ""]) { client, db async throws in
             #expect(try await client.postApple(try Self.body()).status == .serviceUnavailable)
             #expect(try await db.eventCount() == 0)
         }

@@ -16,7 +16,8 @@ public enum Vectors {
     /// `../shared/vectors`, read in place and never copied.
     public static let sharedDirectory = repository.appendingPathComponent("../shared/vectors").standardized
 
-    static var repository: URL {
+    /// The repository's root.
+    public static var repository: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 

@@ -77,10 +77,13 @@ struct DatabaseRolesTests {
             try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
                 #expect(try await EventStore(client: ingest, logger: Self.logger).insert([record]) == [.stored])
                 #expect(try await StateReader(client: ingest, logger: Self.logger).entitlements(userID: "user_roles", environment: nil).isEmpty)
+                // Registering an appAccountToken: the token's row and its queue event.
+                let tokens = AppAccountTokens(client: ingest, logger: Self.logger)
+                #expect(try await tokens.register(UUID(), userID: "user_roles") == .registered)
                 for sql in [
                     "UPDATE entitlements SET status = 'active'", "DELETE FROM events", "UPDATE events SET state = 'done'",
                     "INSERT INTO provider_links (kind, external_id) VALUES ('stripe_customer', 'x')", "CREATE TABLE intruder (id int)",
-                    "SELECT * FROM recovery_checkpoints",
+                    "SELECT * FROM recovery_checkpoints", "UPDATE app_account_tokens SET user_id = 'thief'", "DELETE FROM app_account_tokens",
                 ] {
                     #expect(await Self.refused(ingest, sql), "ingest may not: \(sql)")
                 }

@@ -28,12 +28,15 @@ struct RecoverySettingsTests {
         #expect(try Self.settings(["RECOVERY_INTERVAL_SECONDS": "0"]).interval == nil)
     }
 
-    @Test func anAppleKeyNeedsItsPartnersTheAppsAndTheRoots() throws {
+    @Test func anAppleKeyNeedsItsPartnersAndTheAppsAndTrustsApplesRootByDefault() throws {
         let file = try Self.keyFile(P256.Signing.PrivateKey().pemRepresentation)
         var values = ["APPLE_API_KEY_ID": "ABC123", "APPLE_API_ISSUER_ID": "issuer", "APPLE_API_PRIVATE_KEY_FILE": file]
         #expect(throws: ConfigurationError.self) { try Self.settings(["APPLE_API_KEY_ID": "ABC123"]) }
         #expect((#expect(throws: ConfigurationError.self) { try Self.settings(values) })?.variable == "APPLE_BUNDLE_IDS")
         values["APPLE_BUNDLE_IDS"] = "com.example.sluice"
+        // Without APPLE_ROOT_CERTIFICATES, Apple's root is trusted; an unreadable file is refused.
+        #expect(try Self.settings(values).apple != nil)
+        values["APPLE_ROOT_CERTIFICATES"] = "/nonexistent/root.cer"
         #expect((#expect(throws: ConfigurationError.self) { try Self.settings(values) })?.variable == "APPLE_ROOT_CERTIFICATES")
         values["APPLE_ROOT_CERTIFICATES"] = TestCredentials.rootPath
         let apple = try #require(try Self.settings(values).apple)

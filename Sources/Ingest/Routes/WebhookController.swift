@@ -12,9 +12,11 @@ struct WebhookController<Context: RequestContext>: Sendable {
     let receiver: EventReceiver
     /// `nil` when `STRIPE_WEBHOOK_SECRETS` is empty: the endpoint answers 503.
     let stripe: StripeSignatureVerifier?
-    /// `nil` when `APPLE_ROOT_CERTIFICATES` is empty: the Apple endpoints answer 503.
+    /// `nil` when `APPLE_BUNDLE_IDS` is not set: the Apple endpoints answer 503.
     let apple: AppleNotificationVerifier?
     let apiKeys: APIKeyCheck
+    /// Whose each registered `appAccountToken` is: a sync naming a token's user is that user's.
+    let tokens: AppAccountTokens
 
     static var stripePath: RouterPath { "/v1/webhooks/stripe" }
     static var applePath: RouterPath { "/v1/webhooks/appstore-notifications" }
@@ -56,9 +58,21 @@ struct WebhookController<Context: RequestContext>: Sendable {
         let apple = try configuredApple(context)
         // Either environment: the signed transaction says which (`?sandbox=true` is accepted and ignored).
         let body = try await receiver.readBody(request, source: .storekit)
-        let (record, transactionID) = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
+        let sync = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
             try await apple.verifyStoreKitTransaction(body: body)
         }
+        // A transaction bought with another token than `user_id` is that user's only if the app's
+        // server registered the token to them.
+        if let token = sync.tokenOfAnotherUser {
+            var owner: String?
+            if let registered = UUID(uuidString: token) { owner = try await tokens.owner(of: registered) }
+            try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
+                guard owner == sync.userID else {
+                    throw Rejection(.userMismatch, "user_id is not the appAccountToken the transaction was bought with, nor its registered user")
+                }
+            }
+        }
+        let (record, transactionID) = (sync.record, sync.transactionID)
         let result = try await receiver.store(record, logger: context.logger)
         let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID])
         return Self.json(result == .stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))
@@ -66,7 +80,7 @@ struct WebhookController<Context: RequestContext>: Sendable {
 
     private func configuredApple(_ context: Context) throws -> AppleNotificationVerifier {
         guard let apple else {
-            context.logger.error("Apple payload refused: APPLE_ROOT_CERTIFICATES is not set")
+            context.logger.error("Apple payload refused: APPLE_BUNDLE_IDS is not set")
             throw APIError.unavailable("the Apple endpoints are not configured")
         }
         return apple

@@ -35,12 +35,14 @@ public struct StateReader: Sendable {
         self.logger = logger
     }
 
-    /// A user's entitlements of `environment` (`nil`: both).
+    /// A user's entitlements of `environment` (`nil`: both), with those still stored under an
+    /// `appAccountToken` registered to the user (until the registration's event moved them).
     public func entitlements(userID: String, environment: PurchaseEnvironment?) async throws -> [Entitlement] {
         try await entitlements(client.query(
             """
             SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements
-            WHERE user_id = \(userID) AND (\(environment?.rawValue)::text IS NULL OR environment = \(environment?.rawValue))
+            WHERE user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))
+                AND (\(environment?.rawValue)::text IS NULL OR environment = \(environment?.rawValue))
             ORDER BY created_at, id
             """, logger: logger))
     }
@@ -67,10 +69,12 @@ public struct StateReader: Sendable {
         for try await row in try await client.query(
             """
             SELECT t.id, \(unescaped: TransactionColumns.list) FROM transactions t
-            WHERE t.user_id = \(userID) AND (\(environment?.rawValue)::text IS NULL OR t.environment = \(environment?.rawValue))
+            WHERE t.user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))
+                AND (\(environment?.rawValue)::text IS NULL OR t.environment = \(environment?.rawValue))
                 AND (\(startingAfter)::uuid IS NULL OR (COALESCE(t.purchased_at, t.created_at), t.created_at, t.id) < (
                     SELECT COALESCE(c.purchased_at, c.created_at), c.created_at, c.id FROM transactions c
-                    WHERE c.id = \(startingAfter) AND c.user_id = \(userID)))
+                    WHERE c.id = \(startingAfter)
+                        AND c.user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))))
             ORDER BY COALESCE(t.purchased_at, t.created_at) DESC, t.created_at DESC, t.id DESC LIMIT \(limit)
             """, logger: logger
         ) {
@@ -87,3 +91,4 @@ public struct StateReader: Sendable {
         return result
     }
 }
+

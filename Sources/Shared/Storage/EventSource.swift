@@ -8,4 +8,7 @@ public enum EventSource: String, Sendable, CaseIterable, Codable {
     case apple
     /// A StoreKit 2 transaction that an app synced through the API.
     case storekit
+    /// A change the app's server made to its users: an `appAccountToken` registered for a user
+    /// (``AppAccountTokens``), whose stored Apple state the worker then moves to that user.
+    case account
 }

@@ -8,9 +8,10 @@ enum StateWriter {
     /// - Parameter announcer: writes one outgoing event per entitlement or transaction whose
     ///   visible state changed (``EntitlementChange``, ``TransactionChange``); `nil` announces
     ///   nothing (`worker rebuild` announces the rebuilt state once, at its end).
-    /// - Returns: how many deliveries the announcements (and the announcer's raw notification) made.
+    /// - Returns: what became of the event, and how many deliveries the announcements (and the
+    ///   announcer's raw notification) made.
     @discardableResult
-    static func save(_ decision: Decision, eventID: Int64, to store: StateStore, announcer: ChangeAnnouncer? = nil) async throws -> Int {
+    static func save(_ decision: Decision, eventID: Int64, to store: StateStore, announcer: ChangeAnnouncer? = nil) async throws -> AppliedEvent {
         let now = announcer?.now ?? Date()
         let leeway = announcer?.leeway ?? 0
         var events: [OutgoingEvent] = []
@@ -35,14 +36,17 @@ enum StateWriter {
         for link in decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) }) {
             try await store.save(link)
         }
+        var applied = AppliedEvent(outcome: decision.outcome, entityKey: decision.entityKey, detail: decision.detail)
         guard let announcer else {
             try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
-            return 0
+            return applied
         }
         // The record, the events and their deliveries, and the raw notification's: one statement.
-        return try await announcer.writer.write(
+        applied.deliveries = try await announcer.writer.write(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
             rawNotification: announcer.rawNotification, on: store.connection)
+        applied.announced = events.map(\.type)
+        return applied
     }
 }
 

@@ -120,6 +120,7 @@ enum EventHandlers {
             EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts, outbox: outbox),
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
+            EventSource.account.rawValue: AppAccountTokenHandler(logger: logger, outbox: outbox),
         ]
     }
 }

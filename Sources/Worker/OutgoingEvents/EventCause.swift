@@ -17,6 +17,8 @@ struct EventCause: Sendable, Equatable, Encodable {
         case rebuild
         /// The paid period ran out with no ending event.
         case clock
+        /// The app's server registered the purchase's `appAccountToken` for a user.
+        case registration
     }
 
     /// `stripe` or `apple`.
@@ -40,7 +42,12 @@ struct EventCause: Sendable, Equatable, Encodable {
         switch job.attributes["origin"] {
         case "recovery": origin = .recovery
         case "reconciliation": origin = .reconciliation
-        default: origin = source == .storekit ? .sync : .webhook
+        default:
+            switch source {
+            case .storekit: origin = .sync
+            case .account: origin = .registration
+            default: origin = .webhook
+            }
         }
     }
 

@@ -66,7 +66,7 @@ struct OutgoingEvent: Sendable {
             switch payload {
             case let .entitlement(body, userID, previous, previousIsActive):
                 try c.encode(WithUser(body: body, userID: userID), forKey: .entitlement)
-                try c.encode(previous.map { PreviousEntitlement(status: $0.status.rawValue, isActive: previousIsActive ?? false) }, forKey: .previous)
+                try c.encode(previous.map { PreviousEntitlement(status: $0.status.rawValue, isActive: previousIsActive ?? false, userID: $0.userID) }, forKey: .previous)
             case let .transaction(body, userID, previous):
                 try c.encode(WithUser(body: body, userID: userID), forKey: .transaction)
                 try c.encode(previous.map { PreviousTransaction(status: $0.status.rawValue, amountRefunded: $0.amountRefunded) }, forKey: .previous)
@@ -91,7 +91,16 @@ struct OutgoingEvent: Sendable {
     private struct PreviousEntitlement: Encodable {
         let status: String
         let isActive: Bool
-        enum CodingKeys: String, CodingKey { case status, isActive = "is_active" }
+        /// Whose it was: what an `entitlement.transferred` receiver takes the access from.
+        let userID: String?
+        enum CodingKeys: String, CodingKey { case status, isActive = "is_active", userID = "user_id" }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(status, forKey: .status)
+            try c.encode(isActive, forKey: .isActive)
+            try c.encode(userID, forKey: .userID)
+        }
     }
 
     private struct PreviousTransaction: Encodable {

@@ -46,7 +46,7 @@ struct RecoverySettings: Sendable {
           APPLE_API_KEY_ID, APPLE_API_ISSUER_ID, APPLE_API_PRIVATE_KEY_FILE
                                     App Store Server API key (In-App Purchase key, .p8) for recovery and reconciliation (default: Apple recovery off)
           APPLE_BUNDLE_IDS          the apps whose notifications are recovered (required with an Apple key)
-          APPLE_ROOT_CERTIFICATES   roots that recovered Apple payloads must chain to, as in ingest (required with an Apple key)
+          APPLE_ROOT_CERTIFICATES   roots that recovered Apple payloads must chain to, as in ingest (default: Apple Root CA - G3, built in)
           APPLE_APP_APPLE_ID        numeric app id checked on recovered Production payloads (optional)
           STRIPE_API_KEY            restricted key that may read events and subscriptions (default: Stripe recovery off)
           STRIPE_API_VERSION        Stripe-Version of API calls (default: the account's)
@@ -91,11 +91,8 @@ struct RecoverySettings: Sendable {
         guard !bundleIDs.isEmpty else {
             throw ConfigurationError(variable: "APPLE_BUNDLE_IDS", reason: "is required with an App Store Server API key")
         }
-        let roots = environment.list("APPLE_ROOT_CERTIFICATES")
-        guard !roots.isEmpty else {
-            throw ConfigurationError(
-                variable: "APPLE_ROOT_CERTIFICATES", reason: "is required with an App Store Server API key: recovered payloads are verified")
-        }
+        // Recovered payloads are verified like webhooks: against Apple Root CA - G3 unless told otherwise.
+        let roots = try AppleTrustedRoots.configured(by: environment)
         var appAppleID: Int64?
         if let text = environment.string("APPLE_APP_APPLE_ID") {
             guard let id = Int64(text), id > 0 else {
@@ -105,7 +102,7 @@ struct RecoverySettings: Sendable {
         }
         let verifier = AppleNotificationVerifier(
             chainVerifier: AppleChainVerifier(
-                trustedRoots: try AppleChainVerifier.loadRoots(paths: roots), revocationCheck: try AppleRevocationCheck.configured(by: environment)),
+                trustedRoots: roots.certificates, revocationCheck: try AppleRevocationCheck.configured(by: environment)),
             configuration: .init(bundleIDs: Set(bundleIDs), appAppleID: appAppleID))
         return Apple(
             keyID: keyID, issuerID: issuerID, privateKey: privateKey, bundleIDs: bundleIDs, verifier: verifier,

@@ -95,12 +95,15 @@ public struct AppleNotificationVerifier: Sendable {
     /// Verifies a StoreKit sync body `{"signed_transaction":"<JWS>","user_id":"…"}`, from either
     /// environment (TestFlight and App Review builds buy in Sandbox and use the same backend).
     ///
-    /// - Returns: the queue row and the `transactionId`. The row is keyed by the transaction, its
-    ///   `signedDate` and the user, so the same sync twice is one event while a re-signed
-    ///   transaction (after a refund or an upgrade) or a restore to another account is a new one.
-    /// - Throws: ``Rejection/Reason/userMismatch`` when the transaction carries an
-    ///   `appAccountToken` and `user_id` is another user.
-    public func verifyStoreKitTransaction(body: ByteBuffer) async throws(Rejection) -> (record: EventRecord, transactionID: String) {
+    /// - Returns: the queue row, the `transactionId`, and the transaction's `appAccountToken` when
+    ///   `user_id` is not that token: the caller stores the row only if the token is registered
+    ///   to `user_id` (``AppAccountTokens``), else refuses it as
+    ///   ``Rejection/Reason/userMismatch``. The row is keyed by the transaction, its `signedDate`
+    ///   and the user, so the same sync twice is one event while a re-signed transaction (after a
+    ///   refund or an upgrade) or a restore to another account is a new one.
+    public func verifyStoreKitTransaction(
+        body: ByteBuffer
+    ) async throws(Rejection) -> (record: EventRecord, transactionID: String, userID: String, tokenOfAnotherUser: String?) {
         let request: StoreKitBody
         do {
             request = try JSONDecoder().decode(StoreKitBody.self, from: body)
@@ -119,14 +122,12 @@ public struct AppleNotificationVerifier: Sendable {
         guard !transaction.transactionId.isEmpty, transaction.transactionId.utf8.count <= 255 else {
             throw Rejection(.malformed, "the transactionId is empty or too long")
         }
-        if let token = transaction.appAccountToken, !token.isEmpty, token.lowercased() != request.user_id.lowercased() {
-            throw Rejection(.userMismatch, "user_id is not the appAccountToken the transaction was bought with")
-        }
+        let token = transaction.appAccountToken.flatMap { $0.isEmpty || $0.lowercased() == request.user_id.lowercased() ? nil : $0 }
         let record = EventRecord(
             source: .storekit, externalID: Self.syncKey(transaction, userID: request.user_id), type: Self.storeKitEventType,
             environment: transaction.environment, eventTime: transaction.signedDate,
             orderingKey: transaction.originalTransactionId ?? transaction.transactionId, payload: body)
-        return (record, transaction.transactionId)
+        return (record, transaction.transactionId, request.user_id, token)
     }
 
     /// Verifies one subscription of an App Store Server API status answer (Get All Subscription

@@ -20,10 +20,11 @@ struct AppleEventHandler: JobHandler {
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
         let announcer = outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
-        let deliveries = try await completion.commit { connection in
+        let applied = try await completion.commit { connection in
             try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
         }
-        if deliveries > 0 { outbox?.onCreated() }
+        if applied.deliveries > 0 { outbox?.onCreated() }
+        applied.log(job, to: logger)
     }
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
@@ -32,10 +33,9 @@ struct AppleEventHandler: JobHandler {
         _ = try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: nil)
     }
 
-    /// - Returns: how many deliveries its announcements made.
     private func apply(
         _ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?
-    ) async throws -> Int {
+    ) async throws -> AppliedEvent {
         let store = StateStore(connection: connection, logger: logger)
         guard let tx = event.transaction else {
             return try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store, announcer: announcer)
@@ -44,7 +44,8 @@ struct AppleEventHandler: JobHandler {
         let key = AppleDecider.entityKey(originalTransactionID: originalID, environment: event.environment)
         try await store.lock(key)
         let entitlement = try await store.entitlement(key)
-        // The signed appAccountToken decides; else the user a sync names; else whom the purchase is linked to.
+        // The signed appAccountToken decides; else the user a sync names; else whom the purchase is
+        // linked to. A token the app's server registered is followed to its user.
         var user = tx.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() } ?? syncedUser
         if user == nil {
             user = try await store.link(.appleOriginalTransaction, originalID, scope: AppleDecider.linkScope(event.environment))?.userID
@@ -52,7 +53,7 @@ struct AppleEventHandler: JobHandler {
         let state = AppleDecider.State(
             entitlement: entitlement,
             transaction: try await store.transaction(.storeKit, tx.transactionId, environment: event.environment),
-            userID: user ?? entitlement?.userID)
+            userID: try await store.userFollowingAppAccountToken(user ?? entitlement?.userID))
         return try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store, announcer: announcer)
     }
 

@@ -22,10 +22,11 @@ struct StripeEventHandler: JobHandler {
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let announcer = outbox?.announcer(for: job, logger: logger)
-        let deliveries = try await completion.commit { connection in
+        let applied = try await completion.commit { connection in
             try await apply(job, on: connection, announcer: announcer)
         }
-        if deliveries > 0 { outbox?.onCreated() }
+        if applied.deliveries > 0 { outbox?.onCreated() }
+        applied.log(job, to: logger)
     }
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), announcing nothing.
@@ -34,10 +35,8 @@ struct StripeEventHandler: JobHandler {
     }
 
     /// Applies the event inside the caller's transaction on `connection`.
-    ///
-    /// - Returns: how many deliveries its announcements made.
     @discardableResult
-    func apply(_ job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?) async throws -> Int {
+    func apply(_ job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?) async throws -> AppliedEvent {
         let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
         let store = StateStore(connection: connection, logger: logger)
         if event.type == "account.application.deauthorized" {

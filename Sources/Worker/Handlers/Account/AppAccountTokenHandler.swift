@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import NIOFoundationCompat
+import PostgresNIO
+import Shared
+
+/// Applies a registered `appAccountToken` (source `account`, ``AppAccountTokens``): everything
+/// stored under the token before the registration — entitlements, transactions, links — becomes
+/// the user's, in one transaction, and each entitlement that moved is announced
+/// (`entitlement.transferred`, cause origin `registration`).
+///
+/// Apple events applied after the registration committed follow the token themselves
+/// (``StateStore/userFollowingAppAccountToken(_:)``); this moves what came before.
+struct AppAccountTokenHandler: JobHandler {
+    let logger: Logger
+    /// Where the moves are announced; `nil` announces nothing.
+    var outbox: ForwardOutbox?
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        let registration = try Self.decode(job)
+        let announcer = outbox?.announcer(for: job, logger: logger)
+        let applied = try await completion.commit { connection in
+            try await Self.move(registration, eventID: job.id, store: StateStore(connection: connection, logger: logger), announcer: announcer)
+        }
+        if applied.deliveries > 0 { outbox?.onCreated() }
+        applied.log(job, to: logger)
+    }
+
+    static func decode(_ job: ClaimedJob) throws -> AppAccountTokens.RegisteredEvent {
+        do {
+            return try JSONDecoder().decode(AppAccountTokens.RegisteredEvent.self, from: Data(buffer: job.payload))
+        } catch {
+            throw Rejection(.malformed, "the registration event is not {\"app_account_token\": \"<UUID>\", \"user_id\": \"…\"}")
+        }
+    }
+
+    /// Locks the token's entitlements in key order (the order every handler takes keys in),
+    /// re-reads each under its lock and saves it under the user.
+    static func move(
+        _ registration: AppAccountTokens.RegisteredEvent, eventID: Int64, store: StateStore, announcer: ChangeAnnouncer?
+    ) async throws -> AppliedEvent {
+        let token = registration.tokenText
+        let keys = try await store.entitlementKeys(ofUser: token)
+        for key in keys { try await store.lock(key) }
+        var decision = Decision(outcome: .applied)
+        for key in keys {
+            // Re-read under the lock: an event applied meanwhile may have moved it already.
+            guard var entitlement = try await store.entitlement(key), entitlement.userID == token else { continue }
+            entitlement.userID = registration.userID
+            decision.entitlements.append(entitlement)
+        }
+        try await store.reassignTransactionsAndLinks(of: token, to: registration.userID)
+        decision.detail = "appAccountToken registered: \(decision.entitlements.count) entitlements moved to its user"
+        return try await StateWriter.save(decision, eventID: eventID, to: store, announcer: announcer)
+    }
+}
