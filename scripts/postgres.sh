@@ -52,7 +52,8 @@ pg_tls() {
         chmod 755 "$dir" && chmod 644 "$dir/ca.pem" "$dir/other-ca.pem"
     fi
     export SLUICE_TEST_PG_CA="$dir/ca.pem" SLUICE_TEST_PG_OTHER_CA="$dir/other-ca.pem"
-    PG_TLS_OPTIONS="-c ssl=on -c ssl_cert_file=$dir/server.pem -c ssl_key_file=$dir/server.key -c ssl_min_protocol_version=TLSv1.2"
+    # pg_ctl hands -o to the server through a shell: paths are single-quoted (a clone's path may hold spaces).
+    PG_TLS_OPTIONS="-c ssl=on -c ssl_cert_file='$dir/server.pem' -c ssl_key_file='$dir/server.key' -c ssl_min_protocol_version=TLSv1.2"
 }
 
 # pg_start DIR [PORT]: initialise DIR if new, start on 127.0.0.1:PORT (TLS offered, with the
@@ -71,7 +72,7 @@ pg_start() {
     fi
     pg_tls "$dir"
     pg_as_owner pg_ctl -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=300 -c fsync=on $PG_TLS_OPTIONS" start >/dev/null \
+        -o "-p $port -c listen_addresses=127.0.0.1 -k '$dir' -c max_connections=300 -c fsync=on $PG_TLS_OPTIONS" start >/dev/null \
         || { tail -20 "$dir/postgres.log" >&2; return 1; }
     echo "$port" >"$dir/port"
     export PGPORT=$port PGHOST=127.0.0.1 PGUSER=postgres

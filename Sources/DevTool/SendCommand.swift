@@ -16,8 +16,11 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Sign a sample event and POST it to ingest.",
         discussion: """
-            stripe: a payment_intent.succeeded for user_dev, signed with --secret.
-            apple:  a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in --pki.
+            stripe: a payment_intent.succeeded for --user, signed with --secret.
+            apple:  a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in
+                    --pki, bought with the appAccountToken derived from --user (UUIDv5), which is first
+                    registered for --user (PUT /v1/iap/users/{user}/app-account-token, --api-key): both
+                    samples are the same person.
             """)
 
     @Argument(help: "stripe or apple")
@@ -35,8 +38,11 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "The bundle id of the Apple sample.")
     var bundleId = "com.example.sluice"
 
-    @Option(help: "The user the sample belongs to.")
+    @Option(name: [.customLong("user"), .customLong("user-id")], help: "The user the sample belongs to.")
     var userId = "user_dev"
+
+    @Option(help: "A server key of ingest (API_KEYS), to register the Apple sample's appAccountToken.")
+    var apiKey = "sluice_dev_key_for_this_machine_only_0001"
 
     func run() async throws {
         var request: HTTPClientRequest
@@ -52,17 +58,33 @@ struct SendCommand: AsyncParsableCommand {
         case .apple:
             let signer = AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki)))
             let transactionID = "\(Int.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))"
-            let userToken = UUID().uuidString.lowercased()
+            let userToken = NameBasedUUID.version5(namespace: NameBasedUUID.developmentNamespace, name: userId).uuidString.lowercased()
+            try await register(userToken)
             body = try signer.notificationBody(
                 type: "SUBSCRIBED", subtype: "INITIAL_BUY",
                 transaction: SampleAppleTransaction(transactionId: transactionID, bundleId: bundleId, appAccountToken: userToken),
                 renewal: SampleAppleRenewalInfo(originalTransactionId: transactionID))
             request = HTTPClientRequest(url: url + "/v1/webhooks/appstore-notifications?sandbox=true")
-            print("appAccountToken (the user): \(userToken)")
         }
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(data: body))
+        try await send(request)
+    }
+
+    /// Registers the Apple sample's token for the user, as the app's server does at sign-up.
+    private func register(_ token: String) async throws {
+        let path = userId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? userId
+        var request = HTTPClientRequest(url: url + "/v1/iap/users/\(path)/app-account-token")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(apiKey)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"{"app_account_token":"\#(token)"}"#))
+        print("appAccountToken \(token) for \(userId):", terminator: " ")
+        try await send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let answer = try await response.body.collect(upTo: 1 << 20)
         print("\(response.status.code) \(String(buffer: answer))")

@@ -45,6 +45,7 @@ struct AppAccountTokenController<Context: RequestContext>: Sendable {
             context.logger.info("appAccountToken registration refused: the token is another user's")
             throw APIError(.conflict, code: "token_conflict", message: "this app_account_token is registered to another user")
         }
+        if result == .registered { context.logger.info("appAccountToken registered", metadata: ["user_id": "\(user)"]) }
         var response = try ReadController<Context>.json(Answer(user_id: user, app_account_token: token.uuidString.lowercased()))
         response.status = result == .registered ? .created : .ok
         return response

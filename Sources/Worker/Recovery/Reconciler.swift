@@ -162,7 +162,7 @@ struct Reconciler: Sendable {
         let created = Int(Date().timeIntervalSince1970)
         var event: [String: Any] = [
             "id": "reconcile_\(id)_\(created)", "object": "event", "created": created, "livemode": livemode,
-            "type": providerEnded ? "customer.subscription.deleted" : "customer.subscription.updated",
+            "type": (providerEnded ? StripeEventType.customerSubscriptionDeleted : .customerSubscriptionUpdated).rawValue,
             "data": ["object": subscription], "api_version": stripe.api.apiVersion ?? NSNull(),
         ]
         if let account { event["account"] = account }

@@ -59,6 +59,7 @@ public struct AppleTrustedRoots: Sendable {
         }
         let certificates = try AppleChainVerifier.loadRoots(paths: paths)
         return AppleTrustedRoots(
-            certificates: certificates, summary: "\(certificates.count) root certificates from APPLE_ROOT_CERTIFICATES", areConfigured: true)
+            certificates: certificates, summary: certificates.count == 1
+                ? "the root certificate in APPLE_ROOT_CERTIFICATES" : "the \(certificates.count) root certificates in APPLE_ROOT_CERTIFICATES", areConfigured: true)
     }
 }

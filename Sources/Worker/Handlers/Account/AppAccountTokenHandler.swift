@@ -51,7 +51,12 @@ struct AppAccountTokenHandler: JobHandler {
             decision.entitlements.append(entitlement)
         }
         try await store.reassignTransactionsAndLinks(of: token, to: registration.userID)
-        decision.detail = "appAccountToken registered: \(decision.entitlements.count) entitlements moved to its user"
+        if decision.entitlements.isEmpty {
+            decision.outcome = .recorded
+            decision.detail = "appAccountToken registered: nothing was stored under it"
+        } else {
+            decision.detail = "appAccountToken registered: \(decision.entitlements.count) entitlements moved to its user"
+        }
         return try await StateWriter.save(decision, eventID: eventID, to: store, announcer: announcer)
     }
 }

@@ -63,44 +63,48 @@ enum StripeDecider {
 
     private static func transition(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
         let o = event.object
-        switch event.type {
-        case "payment_intent.succeeded":
+        if event.type.hasPrefix("checkout.session.") && !subject.isKnown { return notTheApps(event, subject) }
+        guard let type = StripeEventType(rawValue: event.type) else {
+            return .recorded(
+                recordedTypes.contains(event.type) ? "\(event.type) is recorded only" : "\(event.type) is not handled",
+                entityKey: subject.entitlementKey ?? subject.transactionKey)
+        }
+        switch type {
+        case .paymentIntentSucceeded:
             if subject.invoiceID != nil { return try invoicePayment(event, subject, state, status: .succeeded) }
             guard subject.isKnown else { return notTheApps(event, subject) }
             return try purchase(event, subject, state, amount: o["amount_received"].int ?? o["amount"].int, currency: o["currency"].string,
                                 expiresAt: nil, trial: false)
-        case "payment_intent.processing":
+        case .paymentIntentProcessing:
             return try paymentMoved(event, subject, state, to: .processing)
-        case "payment_intent.payment_failed", "payment_intent.canceled":
+        case .paymentIntentPaymentFailed, .paymentIntentCanceled:
             return try paymentMoved(event, subject, state, to: .failed)
-        case "invoice_payment.paid":
+        case .invoicePaymentPaid:
             return try invoicePayment(event, subject, state, status: .succeeded)
-        case _ where event.type.hasPrefix("checkout.session.") && !subject.isKnown:
-            return notTheApps(event, subject)
-        case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+        case .checkoutSessionCompleted, .checkoutSessionAsyncPaymentSucceeded:
             return try checkoutCompleted(event, subject, state)
-        case "checkout.session.async_payment_failed":
+        case .checkoutSessionAsyncPaymentFailed:
             return try payment(event, subject, state, status: .failed)
-        case "checkout.session.expired":
+        case .checkoutSessionExpired:
             guard state.transaction == nil || state.transaction?.status == .pending else {
                 return .recorded("the session's transaction is no longer pending", entityKey: subject.transactionKey)
             }
             return try payment(event, subject, state, status: .failed)
-        case "customer.subscription.updated", "customer.subscription.created":
+        case .customerSubscriptionUpdated, .customerSubscriptionCreated:
             return try subscription(event, subject, state, status: subscriptionStatus(o))
-        case "customer.subscription.deleted":
+        case .customerSubscriptionDeleted:
             return try subscription(event, subject, state, status: .expired)
-        case "customer.subscription.paused":
+        case .customerSubscriptionPaused:
             return try subscription(event, subject, state, status: .paused)
-        case "customer.subscription.resumed":
+        case .customerSubscriptionResumed:
             return try subscription(event, subject, state, status: o["status"].string == "trialing" ? .trialing : .active)
-        case "invoice.paid", "invoice.payment_succeeded":
+        case .invoicePaid, .invoicePaymentSucceeded:
             return try invoicePaid(event, subject, state)
-        case "charge.refunded":
+        case .chargeRefunded:
             return try refunded(event, subject, state)
-        case "charge.dispute.created":
+        case .chargeDisputeCreated:
             return try chargeback(event, subject, state, transactionStatus: .disputed, entitlementStatus: .revoked)
-        case "charge.dispute.closed":
+        case .chargeDisputeClosed:
             switch o["status"].string {
             case "lost":
                 return try chargeback(event, subject, state, transactionStatus: .disputed, entitlementStatus: .revoked, detail: "dispute lost")
@@ -109,16 +113,15 @@ enum StripeDecider {
             default:
                 return .recorded("dispute \(o["status"].string ?? "closed")", entityKey: subject.transactionKey)
             }
-        case "charge.dispute.funds_reinstated":
+        case .chargeDisputeFundsReinstated:
             return try reinstated(event, subject, state, detail: "funds reinstated")
-        case "setup_intent.succeeded":
+        case .setupIntentSucceeded:
             return try trialSetUp(event, subject, state, succeeded: true)
-        case "setup_intent.setup_failed":
+        case .setupIntentSetupFailed:
             return try trialSetUp(event, subject, state, succeeded: false)
-        default:
-            return .recorded(
-                recordedTypes.contains(event.type) ? "\(event.type) is recorded only" : "\(event.type) is not handled",
-                entityKey: subject.entitlementKey ?? subject.transactionKey)
+        case .accountApplicationDeauthorized:
+            // Handled before a subject is looked for (``StripeEventHandler``): the account's links go.
+            return .recorded("\(event.type) is applied by forgetting the account's links")
         }
     }
 

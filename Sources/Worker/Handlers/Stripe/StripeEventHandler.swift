@@ -39,7 +39,7 @@ struct StripeEventHandler: JobHandler {
     func apply(_ job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?) async throws -> AppliedEvent {
         let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
         let store = StateStore(connection: connection, logger: logger)
-        if event.type == "account.application.deauthorized" {
+        if event.type == StripeEventType.accountApplicationDeauthorized.rawValue {
             let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
             return try await StateWriter.save(
                 .recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store, announcer: announcer)
