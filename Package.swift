@@ -7,11 +7,15 @@ import PackageDescription
 /// where its module is imported (`MemberImportVisibility`), and an import is internal unless it
 /// says `public` (`InternalImportsByDefault`), so every target below lists exactly the products
 /// it imports.
+///
+/// `SLUICE_WARNINGS_AS_ERRORS=1` (set by `.ci/run` for every build it makes) turns each warning of
+/// the project's own targets into an error, so the build stays warning-free; dependencies are
+/// not affected.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
-]
+] + (Context.environment["SLUICE_WARNINGS_AS_ERRORS"] == "1" ? [.treatAllWarnings(as: .error)] : [])
 
 /// A product of one of the packages below, by its module name.
 func product(_ name: String) -> Target.Dependency {
