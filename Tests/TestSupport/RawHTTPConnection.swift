@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
-public import Foundation
+import Foundation
 import Glibc
 import Shared
 

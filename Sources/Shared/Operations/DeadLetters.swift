@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+import Foundation
 public import Logging
 public import PostgresNIO
 

@@ -11,7 +11,7 @@ import Prometheus
 /// | `sluice_reconciliations_total` | `outcome` (`unchanged`, `corrected`, `skipped`) |
 /// | `sluice_provider_api_errors_total` | `provider`, `status` (`0` for no answer) |
 extension WorkerMetrics {
-    private static func descriptor(_ subsystem: String?, _ metric: String, unit: String? = nil, help: String) -> MetricNameDescriptor {
+    private static func descriptor(_ subsystem: String?, _ metric: String, unit: String = "", help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "sluice", subsystem: subsystem, metricName: metric, unitName: unit, helpText: help)
     }
 

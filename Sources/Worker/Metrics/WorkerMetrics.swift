@@ -27,7 +27,7 @@ final class WorkerMetrics: Sendable {
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    private static func name(_ subsystem: String, _ metric: String, unit: String? = nil, help: String) -> MetricNameDescriptor {
+    private static func name(_ subsystem: String, _ metric: String, unit: String = "", help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "sluice", subsystem: subsystem, metricName: metric, unitName: unit, helpText: help)
     }
 

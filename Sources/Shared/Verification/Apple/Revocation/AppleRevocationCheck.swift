@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 import NIOCore
-@_spi(FixedExpiryValidationTime) public import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Online revocation checks of Apple's signing chain (`APPLE_ONLINE_CHECKS=true`), as Apple's
 /// App Store Server Library does with its online checks on: the leaf's and the intermediate's
