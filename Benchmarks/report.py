@@ -80,13 +80,14 @@ def main():
         row("baseline: pgqueuer, 5 consumers, batch 10", "—", f"{small['jobs_per_s']} jobs/s", "—", "—")
     for workload in ("noop", "mixed"):
         for processes in ("1", "2", "4"):
-            drain = find(results, "drain", workload=workload, processes=processes)
-            if drain:
-                row(f"drain through `worker run`, {workload}, {processes} process(es)",
-                    f"{drain['rate']} events/s; table {drain['filled_mib']} → {drain['drained_mib']} → {drain['pruned_mib']} MiB (filled → drained → pruned); worker RSS {drain['worker_rss_mib']} MiB",
-                    f"pgqueuer no-op best: {pgqueuer['jobs_per_s'] if pgqueuer else 'n/a'} jobs/s",
-                    ratio(number(drain, "rate"), number(pgqueuer, "jobs_per_s")),
-                    "realistic ≥ 0.5× pgqueuer" if workload == "mixed" else "—")
+            for batch in ("1", "16"):
+                drain = find(results, "drain", workload=workload, processes=processes, batch=batch)
+                if drain:
+                    row(f"drain through `worker run`, {workload}, {processes} process(es), WORKER_BATCH_SIZE={batch}",
+                        f"{drain['rate']} events/s; table {drain['filled_mib']} → {drain['drained_mib']} → {drain['pruned_mib']} MiB (filled → drained → pruned); worker RSS {drain['worker_rss_mib']} MiB",
+                        f"pgqueuer no-op best: {pgqueuer['jobs_per_s'] if pgqueuer else 'n/a'} jobs/s",
+                        ratio(number(drain, "rate"), number(pgqueuer, "jobs_per_s")),
+                        "realistic ≥ 0.5× pgqueuer" if workload == "mixed" else "—")
     for kind, values in results:
         if kind == "e2e":
             row(f"end to end, {values['label']}",

@@ -26,6 +26,8 @@ struct ApplyBenchmark: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Worker process counts to measure, each on a fresh backlog.") var processes = [1, 2, 4]
     @Option(parsing: .upToNextOption, help: "Workloads: noop, mixed.") var workloads = Workload.allCases
     @Option(help: "The worker binary.") var worker = ".build-release/release/worker"
+    @Option(parsing: .upToNextOption, help: "WORKER_BATCH_SIZE values to measure, each on a fresh backlog (1: a transaction per event, the baseline).")
+    var batchSizes = [1, 16]
 
     func run() async throws {
         guard let text = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -38,14 +40,19 @@ struct ApplyBenchmark: AsyncParsableCommand {
         for workload in workloads {
             let records = try workload == .noop ? Self.noopEvents(events) : Self.mixedEvents(events, signer: signer)
             for count in processes {
-                try await measure(server: server, logger: logger, workload: workload, records: records, processes: count)
+                for batchSize in batchSizes {
+                    try await measure(
+                        server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize)
+                }
             }
         }
     }
 
     /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
     /// then prunes; prints one `RESULT` line.
-    private func measure(server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int) async throws {
+    private func measure(
+        server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int
+    ) async throws {
         let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
@@ -58,7 +65,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
             try await client.query("VACUUM ANALYZE events", logger: logger)
             return try await Self.eventsTableBytes(client, logger: logger)
         }
-        let workers = try (0..<processes).map { _ in try startWorker(url: url) }
+        let workers = try (0..<processes).map { _ in try startWorker(url: url, batchSize: batchSize) }
         let started = ContinuousClock.now
         let (done, failed) = try await DatabaseSession.with(url, logger: logger) { client -> (Int64, Int64) in
             while true {
@@ -87,11 +94,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let rate = Double(done) / seconds
         func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
         print(String(
-            format: "  %@, %d process(es): %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
-            workload.rawValue, processes, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "  %@, %d process(es), batch %d: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
+            workload.rawValue, processes, batchSize, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
         print(String(
-            format: "RESULT drain workload=%@ processes=%d rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
-            workload.rawValue, processes, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "RESULT drain workload=%@ processes=%d batch=%d rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
+            workload.rawValue, processes, batchSize, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
     }
 
     /// Heap, indexes and TOAST of the events queue.
@@ -130,13 +137,14 @@ struct ApplyBenchmark: AsyncParsableCommand {
         }
     }
 
-    private func startWorker(url: DatabaseURL) throws -> Process {
+    private func startWorker(url: DatabaseURL, batchSize: Int) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: worker)
         process.arguments = ["run"]
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = url.urlString
         environment["WORKER_CONCURRENCY"] = "\(concurrency)"
+        environment["WORKER_BATCH_SIZE"] = "\(batchSize)"
         environment["LOG_LEVEL"] = "error"
         environment["METRICS_PORT"] = "0"
         process.environment = environment

@@ -105,6 +105,28 @@ public struct JobQueue: Sendable {
         guard completed else { throw JobQueueError(code: .leaseLost, jobID: job.id) }
     }
 
+    /// Marks the jobs of one batch done inside the caller's transaction, in one statement.
+    ///
+    /// - Throws: ``JobQueueError/Code/leaseLost`` naming a job whose lease is no longer its
+    ///   attempt's; the caller's transaction must then roll back, the whole batch with it.
+    public func complete(_ jobs: [ClaimedJob], on connection: PostgresConnection) async throws {
+        guard let owner = jobs.first?.owner else { return }
+        precondition(jobs.allSatisfy { $0.owner == owner }, "a batch has one owner")
+        let rows = try await connection.query(
+            """
+            UPDATE \(unescaped: table) AS q SET state = 'done', locked_by = NULL, locked_until = NULL,
+                last_error = NULL, finished_at = now(), updated_at = now()
+            FROM unnest(\(jobs.map(\.id)), \(jobs.map { Int32($0.attempt) })) AS leased (id, attempts)
+            WHERE q.id = leased.id AND q.attempts = leased.attempts AND q.state = 'running' AND q.locked_by = \(owner)
+            RETURNING q.id
+            """, logger: logger)
+        var completed = Set<Int64>()
+        for try await id in rows.decode(Int64.self) { completed.insert(id) }
+        if let lost = jobs.first(where: { !completed.contains($0.id) }) {
+            throw JobQueueError(code: .leaseLost, jobID: lost.id)
+        }
+    }
+
     /// Marks many jobs of one owner done in one statement (jobs without writes of their own).
     ///
     /// - Returns: the ids that were still leased to their owner and are now done.

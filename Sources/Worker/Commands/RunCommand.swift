@@ -93,10 +93,13 @@ struct RunCommand: AsyncParsableCommand {
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
         let outbox = ForwardOutbox(leeway: TimeInterval(settings.entitlementLeewaySeconds), onCreated: { deliveries.wake() })
+        // Events are applied in batches (one commit for many); deliveries each make their own HTTP call.
+        var eventsConfiguration = poolConfiguration
+        eventsConfiguration.batchSize = settings.batchSize
         let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
             handlers: EventHandlers.all(logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts),
-            configuration: poolConfiguration, metrics: metrics, logger: logger)
+            configuration: eventsConfiguration, metrics: metrics, logger: logger)
         return (events, deliveries, outbox)
     }
 

@@ -22,6 +22,10 @@ final class WorkerPool: Service, CustomStringConvertible {
     struct Configuration: Sendable {
         /// Jobs in flight at once (`WORKER_CONCURRENCY`).
         var concurrency: Int = 16
+        /// The most jobs applied in one transaction (`WORKER_BATCH_SIZE`, events only): jobs
+        /// claimed together are applied in batches of this size, each job in a savepoint; `1`
+        /// applies each job in a transaction of its own. A lone job never waits for others.
+        var batchSize: Int = 1
         /// Whether NOTIFY wakes the pool (`WORKER_LISTEN`); without it the pool polls.
         var listens = true
         /// The fallback poll when no NOTIFY arrives.
@@ -38,10 +42,10 @@ final class WorkerPool: Service, CustomStringConvertible {
     }
 
     let queue: JobQueue
-    private let handlers: [String: any JobHandler]
-    private let configuration: Configuration
-    private let metrics: WorkerMetrics?
-    private let logger: Logger
+    let handlers: [String: any JobHandler]
+    let configuration: Configuration
+    let metrics: WorkerMetrics?
+    let logger: Logger
     private let wakeup = WakeupSignal()
     private let running = Mutex(Set<Int64>())
     private let completions: CompletionBatcher
@@ -107,11 +111,11 @@ final class WorkerPool: Service, CustomStringConvertible {
                     try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
-                for job in claimed {
-                    running.withLock { _ = $0.insert(job.id) }
+                for batch in Self.batches(of: claimed, size: configuration.batchSize) {
+                    running.withLock { $0.formUnion(batch.map(\.id)) }
                     jobs.addTask {
-                        await self.executeWithinLimit(job)
-                        self.running.withLock { _ = $0.remove(job.id) }
+                        await self.executeWithinLimit(batch)
+                        self.running.withLock { $0.subtract(batch.map(\.id)) }
                         self.wakeup.signal()
                     }
                 }
@@ -127,14 +131,18 @@ final class WorkerPool: Service, CustomStringConvertible {
     /// their leases extended by this process). After `attemptTimeLimit` the attempt is abandoned:
     /// its lease is no longer extended, so it expires and the rescuer returns the job for another
     /// attempt. Should the abandoned one finish after all, its writes fail the lease check.
-    private func executeWithinLimit(_ job: ClaimedJob) async {
+    private func executeWithinLimit(_ batch: [ClaimedJob]) async {
         do {
-            try await withTimeout(configuration.attemptTimeLimit) { await self.execute(job) }
+            try await withTimeout(configuration.attemptTimeLimit) {
+                if batch.count == 1 { await self.execute(batch[0]) } else { await self.executeBatch(batch) }
+            }
         } catch {
-            metrics?.countAttempt(queue.name, .leaseLost, duration: configuration.attemptTimeLimit)
-            logger.error(
-                "attempt abandoned after its time limit; the job returns to the queue when its lease expires",
-                metadata: ["job_id": "\(job.id)", "queue": "\(job.queue)", "attempt": "\(job.attempt)", "limit": "\(configuration.attemptTimeLimit)"])
+            for job in batch {
+                metrics?.countAttempt(queue.name, .leaseLost, duration: configuration.attemptTimeLimit)
+                logger.error(
+                    "attempt abandoned after its time limit; the job returns to the queue when its lease expires",
+                    metadata: ["job_id": "\(job.id)", "queue": "\(job.queue)", "attempt": "\(job.attempt)", "limit": "\(configuration.attemptTimeLimit)"])
+            }
         }
     }
 
@@ -157,28 +165,32 @@ final class WorkerPool: Service, CustomStringConvertible {
             metrics?.countAttempt(queue.name, .done, duration: started.duration(to: .now))
             logger.debug("job done")
         } catch {
-            let elapsed = started.duration(to: .now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let text = ErrorText.describe(error)
-            let failure = error as? AttemptFailure
-            do {
-                let outcome = try await queue.fail(
-                    job, error: text, retryAfter: failure?.retryAfterSeconds, durationSeconds: seconds, httpStatus: failure?.httpStatus)
-                switch outcome {
-                case .dead:
-                    metrics?.countAttempt(queue.name, .dead, duration: elapsed)
-                    logger.error("job dead after its last attempt", metadata: ["error": "\(text)"])
-                case .retry(let at):
-                    metrics?.countAttempt(queue.name, .retry, duration: elapsed)
-                    logger.warning("job failed, will retry", metadata: ["error": "\(text)", "run_at": "\(at)"])
-                case .leaseLost:
-                    metrics?.countAttempt(queue.name, .leaseLost, duration: elapsed)
-                    logger.warning("job failed after its lease was lost", metadata: ["error": "\(text)"])
-                }
-            } catch {
-                // The lease will expire and the rescuer will return the job; nothing is lost.
-                logger.error("recording a failed attempt failed", metadata: ["error": "\(ErrorText.describe(error))"])
+            await recordFailure(of: job, error, after: started.duration(to: .now), logger: logger)
+        }
+    }
+
+    /// Records a failed attempt: retried with backoff, or dead after its last attempt.
+    func recordFailure(of job: ClaimedJob, _ error: any Error, after elapsed: Duration, logger: Logger) async {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let text = ErrorText.describe(error)
+        let failure = error as? AttemptFailure
+        do {
+            let outcome = try await queue.fail(
+                job, error: text, retryAfter: failure?.retryAfterSeconds, durationSeconds: seconds, httpStatus: failure?.httpStatus)
+            switch outcome {
+            case .dead:
+                metrics?.countAttempt(queue.name, .dead, duration: elapsed)
+                logger.error("job dead after its last attempt", metadata: ["error": "\(text)"])
+            case .retry(let at):
+                metrics?.countAttempt(queue.name, .retry, duration: elapsed)
+                logger.warning("job failed, will retry", metadata: ["error": "\(text)", "run_at": "\(at)"])
+            case .leaseLost:
+                metrics?.countAttempt(queue.name, .leaseLost, duration: elapsed)
+                logger.warning("job failed after its lease was lost", metadata: ["error": "\(text)"])
             }
+        } catch {
+            // The lease will expire and the rescuer will return the job; nothing is lost.
+            logger.error("recording a failed attempt failed", metadata: ["error": "\(ErrorText.describe(error))"])
         }
     }
 

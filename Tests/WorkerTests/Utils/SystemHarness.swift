@@ -105,6 +105,16 @@ struct SystemHarness: Sendable {
         try await Self.drain(pool, workers: workers)
     }
 
+    /// Runs the worker's event handlers in batches of up to `size` (one transaction each) until
+    /// nothing is runnable.
+    func drainInBatches(size: Int) async throws {
+        while true {
+            let jobs = try await pool.queue.dequeue(limit: size, owner: "test-batch")
+            guard !jobs.isEmpty else { return }
+            await pool.executeBatch(jobs)
+        }
+    }
+
     /// Runs the forwarder until no delivery is runnable, with `workers` concurrent consumers.
     func forward(workers: Int = 1) async throws {
         try await Self.drain(deliveries, workers: workers)

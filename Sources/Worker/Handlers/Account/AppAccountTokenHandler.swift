@@ -12,19 +12,19 @@ import Shared
 ///
 /// Apple events applied after the registration committed follow the token themselves
 /// (``StateStore/userFollowingAppAccountToken(_:)``); this moves what came before.
-struct AppAccountTokenHandler: JobHandler {
+struct AppAccountTokenHandler: BatchableJobHandler {
     let logger: Logger
     /// Where the moves are announced; `nil` announces nothing.
     var outbox: ForwardOutbox?
 
-    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        let registration = try Self.decode(job)
-        let announcer = outbox?.announcer(for: job, logger: logger)
-        let applied = try await completion.commit { connection in
-            try await Self.move(registration, eventID: job.id, store: StateStore(connection: connection, logger: logger), announcer: announcer)
-        }
-        if applied.deliveries > 0 { outbox?.onCreated() }
-        applied.log(job, to: logger)
+    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
+        try await Self.move(
+            try Self.decode(job), eventID: job.id, store: StateStore(connection: connection, logger: logger),
+            announcer: outbox?.announcer(for: job, logger: logger))
+    }
+
+    func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
+        applied.didCommit(job, outbox: outbox, logger: logger)
     }
 
     static func decode(_ job: ClaimedJob) throws -> AppAccountTokens.RegisteredEvent {

@@ -9,22 +9,22 @@ import Shared
 /// Applies stored App Store Server Notifications (`apple`) and synced StoreKit transactions
 /// (`storekit`): decode, lock the `originalTransactionId`, load, decide (``AppleDecider``), save,
 /// record, create its forwards and complete — one transaction.
-struct AppleEventHandler: JobHandler {
+struct AppleEventHandler: BatchableJobHandler {
     let logger: Logger
     /// Where applied changes are announced and notifications (not StoreKit syncs) forwarded;
     /// `nil` sends nothing.
     var outbox: ForwardOutbox?
 
-    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
         let (event, syncedUser) = try Self.decode(job)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
         let announcer = outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
-        let applied = try await completion.commit { connection in
-            try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
-        }
-        if applied.deliveries > 0 { outbox?.onCreated() }
-        applied.log(job, to: logger)
+        return try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
+    }
+
+    func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
+        applied.didCommit(job, outbox: outbox, logger: logger)
     }
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.

@@ -13,20 +13,19 @@ import Shared
 /// An event that cannot be linked to a user or product yet throws ``Unlinked``: the job is
 /// retried with backoff (the linking event may still be on its way) and then dead-lettered.
 /// Events of a connected account not in `STRIPE_ACCOUNTS` are recorded as ignored.
-struct StripeEventHandler: JobHandler {
+struct StripeEventHandler: BatchableJobHandler {
     let logger: Logger
     /// `STRIPE_ACCOUNTS`: the connected accounts whose events are applied.
     var accounts: Set<String> = []
     /// Where applied changes are announced; `nil` announces nothing.
     var outbox: ForwardOutbox?
 
-    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        let announcer = outbox?.announcer(for: job, logger: logger)
-        let applied = try await completion.commit { connection in
-            try await apply(job, on: connection, announcer: announcer)
-        }
-        if applied.deliveries > 0 { outbox?.onCreated() }
-        applied.log(job, to: logger)
+    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
+        try await apply(job, on: connection, announcer: outbox?.announcer(for: job, logger: logger))
+    }
+
+    func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
+        applied.didCommit(job, outbox: outbox, logger: logger)
     }
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), announcing nothing.

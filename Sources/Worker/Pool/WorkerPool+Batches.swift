@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+import Logging
+import PostgresNIO
+import Shared
+
+/// Applying claimed events in batches: one transaction and one commit for many events.
+///
+/// Each job of a batch is applied inside its own savepoint, so a failing job rolls back only
+/// itself; it is then retried or dead-lettered exactly as alone, after the batch committed. The
+/// completions of the applied jobs are written in the same transaction as their state, so a
+/// crash leaves every job of the batch applied and done, or none of them. Anything that stops
+/// the batch itself from committing (a lost lease, a lost connection, a deadlock outside a
+/// savepoint) rolls all of it back, and each job then runs alone.
+extension WorkerPool {
+    /// What became of one job inside a batch's transaction.
+    enum BatchOutcome {
+        case applied(ClaimedJob, any BatchableJobHandler, AppliedEvent)
+        case failed(ClaimedJob, any Error)
+    }
+
+    /// The claimed jobs split into batches of at most `size`, in the order they were claimed.
+    static func batches(of jobs: [ClaimedJob], size: Int) -> [[ClaimedJob]] {
+        guard size > 1 else { return jobs.map { [$0] } }
+        return stride(from: 0, to: jobs.count, by: size).map { Array(jobs[$0..<min($0 + size, jobs.count)]) }
+    }
+
+    /// Applies `jobs` in one transaction when every one has a ``BatchableJobHandler``; else,
+    /// or when the batch cannot commit, runs each alone.
+    func executeBatch(_ jobs: [ClaimedJob]) async {
+        // In arrival order: a provider's events of one entity are applied in the order stored.
+        let ordered = jobs.sorted { $0.id < $1.id }
+        let batchable = ordered.compactMap { job in (handlers[job.kind] as? any BatchableJobHandler).map { (job, $0) } }
+        guard batchable.count == ordered.count else {
+            for job in ordered { await execute(job) }
+            return
+        }
+        let started = ContinuousClock.now
+        let outcomes: [BatchOutcome]
+        do {
+            outcomes = try await queue.client.withTransaction(logger: logger) { connection in
+                try await self.apply(batchable, on: connection)
+            }
+        } catch {
+            logger.warning(
+                "a batch did not commit; its jobs run one by one",
+                metadata: ["queue": "\(queue.name)", "jobs": "\(ordered.count)", "error": "\(ErrorText.describe(error))"])
+            for job in ordered { await execute(job) }
+            return
+        }
+        let elapsed = started.duration(to: .now)
+        for outcome in outcomes {
+            switch outcome {
+            case let .applied(job, handler, applied):
+                handler.didCommit(job, applied)
+                metrics?.countAttempt(queue.name, .done, duration: elapsed)
+            case let .failed(job, error):
+                var logger = self.logger
+                logger[metadataKey: "job_id"] = "\(job.id)"
+                logger[metadataKey: "queue"] = "\(job.queue)"
+                logger[metadataKey: "attempt"] = "\(job.attempt)"
+                await recordFailure(of: job, error, after: elapsed, logger: logger)
+            }
+        }
+    }
+
+    /// Inside the batch's transaction: each job in a savepoint, then the applied ones completed.
+    private func apply(
+        _ batch: [(ClaimedJob, any BatchableJobHandler)], on connection: PostgresConnection
+    ) async throws -> [BatchOutcome] {
+        var outcomes: [BatchOutcome] = []
+        outcomes.reserveCapacity(batch.count)
+        for (job, handler) in batch {
+            try await connection.query("SAVEPOINT job", logger: logger)
+            do {
+                let applied = try await handler.applyAnnouncing(job, on: connection)
+                try await connection.query("RELEASE SAVEPOINT job", logger: logger)
+                outcomes.append(.applied(job, handler, applied))
+            } catch {
+                // Only this job's writes and locks go; a failure to roll back fails the batch.
+                try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
+                try await connection.query("RELEASE SAVEPOINT job", logger: logger)
+                outcomes.append(.failed(job, error))
+            }
+        }
+        let applied = outcomes.compactMap { outcome -> ClaimedJob? in
+            if case let .applied(job, _, _) = outcome { return job } else { return nil }
+        }
+        try await queue.complete(applied, on: connection)
+        return outcomes
+    }
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import NIOCore
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Worker
+
+/// Events applied in batches (`WORKER_BATCH_SIZE`): one transaction, a savepoint per event.
+@Suite(.timeLimit(.minutes(3)))
+struct BatchApplyTests {
+    static let start = Date().addingTimeInterval(-7_200)
+    static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
+
+    @Test(arguments: [(0, 16, 0), (1, 16, 1), (5, 2, 3), (32, 16, 2), (33, 16, 3), (7, 1, 7)])
+    func claimedJobsAreSplitInOrder(count: Int, size: Int, batches: Int) {
+        let jobs = (0..<count).map { ClaimedJob(id: Int64($0), queue: .events, kind: "stripe", attempt: 1, owner: "o", payload: ByteBuffer()) }
+        let split = WorkerPool.batches(of: jobs, size: size)
+        #expect(split.count == batches)
+        #expect(split.allSatisfy { !$0.isEmpty && $0.count <= max(size, 1) })
+        #expect(split.flatMap { $0.map(\.id) } == jobs.map(\.id))
+    }
+
+    /// Stores a subscription's life on Apple and a web purchase and its refund on Stripe.
+    static func traffic(_ system: SystemHarness) async throws {
+        for index in 0..<4 {
+            let id = "77\(index)001"
+            let purchase = subscription(id, user: "batch_user_\(index)", purchased: at(0), expires: at(30 * 24 * 60))
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: purchase, at: at(0))
+            var renewal = purchase
+            renewal.transactionId = "\(id)-2"
+            renewal.purchaseDate = at(60).appleMilliseconds
+            renewal.expiresDate = at(60 * 24 * 60).appleMilliseconds
+            try await system.notify("DID_RENEW", nil, transaction: renewal, at: at(60))
+        }
+        try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_77", user: "batch_web", charge: "ch_77"), at: at(1))
+        try await system.stripe("charge.refunded", StripeObjects.charge("ch_77", paymentIntent: "pi_77"), at: at(2))
+    }
+
+    @Test func aBatchAppliesAndAnnouncesEveryEventOnceAsAloneWould() async throws {
+        try await SystemHarness.run { system in
+            try await Self.traffic(system)
+            try await system.drainInBatches(size: 16)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 10)
+            #expect(try await system.outcomes() == Array(repeating: "applied", count: 10))
+            for index in 0..<4 {
+                let e = try await system.entitlement(userID: "batch_user_\(index)")
+                #expect(e["status"] as? String == "active")
+                #expect(e["expires_at"] as? String == rfc3339(Self.at(60 * 24 * 60)))
+            }
+            #expect(try await system.entitlement(userID: "batch_web")["status"] as? String == "refunded")
+            // Apple: granted and renewed for each; Stripe: granted, then refunded (entitlement and payment).
+            #expect(try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE type LIKE 'entitlement.%'") == 10)
+        }
+    }
+
+    @Test func aPoisonEventRollsBackOnlyItselfAndDiesAfterItsAttempts() async throws {
+        try await SystemHarness.run(worker: ["MAX_ATTEMPTS": "1"]) { system in
+            try await Self.traffic(system)
+            let store = EventStore(client: system.db.client, logger: TestDatabase.logger)
+            _ = try await store.insert([
+                EventRecord(source: .apple, externalID: "poison-1", type: "SUBSCRIBED", payload: ByteBuffer(string: #"{"signedPayload":"not.a.jws"}"#)),
+            ])
+            try await system.drainInBatches(size: 16)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 10)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'dead' AND external_id = 'poison-1'") == 1)
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 10, "the good ones once, the poison one never")
+            #expect(try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE type LIKE 'entitlement.%'") == 10)
+        }
+    }
+
+    @Test func aBatchThatCannotCommitRunsEachJobAloneAndLosesNothing() async throws {
+        try await SystemHarness.run { system in
+            try await Self.traffic(system)
+            let jobs = try await system.pool.queue.dequeue(limit: 16, owner: "test-batch")
+            #expect(jobs.count == 10)
+            // Another worker took one job over (its lease expired and was rescued): the batch's
+            // completion fails, the whole batch rolls back, and the others are applied one by one.
+            let stolen = try #require(jobs.last)
+            try await system.db.client.query(
+                "UPDATE events SET locked_by = 'someone-else', attempts = attempts + 1 WHERE id = \(stolen.id)", logger: TestDatabase.logger)
+            await system.pool.executeBatch(jobs)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 9)
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 9)
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE id = \(stolen.id) AND locked_by = 'someone-else'") == 1)
+        }
+    }
+}
