@@ -27,6 +27,8 @@ struct WorkerSettings: Sendable {
     var endpointDisableAfterSeconds: Double
     /// `CLOCK_SWEEP_INTERVAL_SECONDS`: how often access that ran out by the clock is announced.
     var clockSweepInterval: Duration
+    /// `PRUNE_AFTER`: finished queue rows are pruned by `worker run` once this old; `nil`: never.
+    var prune: PruneService.Config?
     /// `STRIPE_ACCOUNTS`: the Stripe Connect accounts whose events are applied (to their own state);
     /// events of any other connected account are recorded as ignored.
     var stripeAccounts: Set<String>
@@ -53,6 +55,7 @@ struct WorkerSettings: Sendable {
           ENTITLEMENT_LEEWAY_SECONDS as ingest's: is_active in outgoing events reads as the read API's (default 3600)
           ENDPOINT_DISABLE_AFTER    an endpoint failing continuously this long is disabled: 90s, 30m, 12h, 5d (default 5d)
           CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
+          PRUNE_AFTER               prune done events and deliveries this old (30m, 12h, 7d), by one worker at a time (default off)
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
@@ -82,6 +85,7 @@ struct WorkerSettings: Sendable {
             throw ConfigurationError(variable: "ENDPOINT_DISABLE_AFTER", reason: "must be a duration such as 90s, 30m, 12h or 5d")
         }
         endpointDisableAfterSeconds = disableSeconds
+        prune = try PruneService.Config.configured(by: environment)
         clockSweepInterval = .seconds(try environment.int("CLOCK_SWEEP_INTERVAL_SECONDS", default: 30, range: 1...3_600))
         let accounts = environment.list("STRIPE_ACCOUNTS")
         if let wrong = accounts.first(where: { !$0.hasPrefix("acct_") }) {

@@ -39,10 +39,12 @@ struct BatchApplyTests {
         try await system.stripe("charge.refunded", StripeObjects.charge("ch_77", paymentIntent: "pi_77"), at: at(2))
     }
 
-    @Test func aBatchAppliesAndAnnouncesEveryEventOnceAsAloneWould() async throws {
+    /// The same traffic applied one event per transaction (size 1) and in one batch: the same state and announcements.
+    @Test(arguments: [1, 16])
+    func aBatchAppliesAndAnnouncesEveryEventOnceAsAloneWould(size: Int) async throws {
         try await SystemHarness.run { system in
             try await Self.traffic(system)
-            try await system.drainInBatches(size: 16)
+            if size == 1 { try await system.drain() } else { try await system.drainInBatches(size: size) }
             #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 10)
             #expect(try await system.outcomes() == Array(repeating: "applied", count: 10))
             for index in 0..<4 {

@@ -50,9 +50,15 @@ struct RunCommand: AsyncParsableCommand {
                 settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
                 logger: logger)
             recovery.announce(logger: logger)
+            // This process's name in the maintenance leases (recovery streams, the pruner).
+            let owner = WorkerPool.defaultOwner()
             if let interval = settings.recovery.interval, !recovery.isOff {
-                services.append(.init(service: RecoveryService(
-                    recovery: recovery, interval: interval, owner: WorkerPool.defaultOwner(), logger: logger)))
+                services.append(.init(service: RecoveryService(recovery: recovery, interval: interval, owner: owner, logger: logger)))
+            }
+            if let prune = settings.prune {
+                services.append(.init(service: PruneService(
+                    pruner: QueuePruner(client: client, logger: logger),
+                    lease: MaintenanceLease(client: client, task: "prune", owner: owner, logger: logger), config: prune, logger: logger)))
             }
             var group = ServiceGroupConfiguration(
                 services: services,

@@ -77,18 +77,9 @@ struct ClockExpiryService: Service, CustomStringConvertible {
     var description: String { "ClockExpiryService" }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let swept = try await sweep.sweep()
-                    if swept > 0 { logger.info("announced access ended by the clock", metadata: ["entitlements": "\(swept)"]) }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.error("clock expiry sweep failed", metadata: ["error": "\(String(reflecting: error))"])
-                }
-                try await Task.sleep(for: interval)
-            }
+        await runPeriodically(every: interval, failure: "clock expiry sweep failed", logger: logger) {
+            let swept = try await sweep.sweep()
+            if swept > 0 { logger.info("announced access ended by the clock", metadata: ["entitlements": "\(swept)"]) }
         }
     }
 }

@@ -13,17 +13,8 @@ struct RecoveryService: Service {
     let logger: Logger
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await recovery.runCycle(owner: owner, interval: interval, logger: logger)
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.error("recovery cycle failed", metadata: ["error": "\(error)"])
-                }
-                try await Task.sleep(for: interval)
-            }
+        await runPeriodically(every: interval, failure: "recovery cycle failed", logger: logger) {
+            try await recovery.runCycle(owner: owner, interval: interval, logger: logger)
         }
     }
 }

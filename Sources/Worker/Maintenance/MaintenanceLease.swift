@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The leader lease of one maintenance task (`maintenance_leases`): of all the workers running
+/// the task's service, only the one holding the lease runs it; the holder renews it at each run,
+/// and when it dies its lease runs out and another worker takes over. The same scheme as the
+/// recovery streams' leases (`recovery_checkpoints`), for tasks without a checkpoint.
+struct MaintenanceLease: Sendable {
+    let client: PostgresClient
+    let task: String
+    let owner: String
+    let logger: Logger
+
+    /// Takes or renews the lease for `seconds`.
+    ///
+    /// - Returns: whether this worker holds it now.
+    func acquire(for seconds: Double) async throws -> Bool {
+        let rows = try await client.query(
+            """
+            INSERT INTO maintenance_leases (task, leased_by, leased_until)
+            VALUES (\(task), \(owner), now() + make_interval(secs => \(seconds)))
+            ON CONFLICT (task) DO UPDATE SET leased_by = EXCLUDED.leased_by, leased_until = EXCLUDED.leased_until
+                WHERE maintenance_leases.leased_until < now() OR maintenance_leases.leased_by = EXCLUDED.leased_by
+            RETURNING task
+            """, logger: logger)
+        var held = false
+        for try await _ in rows { held = true }
+        return held
+    }
+
+    /// Records how a run ended (`nil`: it succeeded).
+    func recordRun(error: String?) async throws {
+        try await client.query(
+            """
+            UPDATE maintenance_leases SET last_run_at = now(), last_error = \(error.map { String($0.prefix(500)) })
+            WHERE task = \(task) AND leased_by = \(owner)
+            """, logger: logger)
+    }
+
+    /// Gives the lease up (graceful shutdown), so that another worker need not wait for it to run out.
+    func release() async throws {
+        try await client.query(
+            "UPDATE maintenance_leases SET leased_until = now() WHERE task = \(task) AND leased_by = \(owner)", logger: logger)
+    }
+}
