@@ -4,25 +4,27 @@ import Synchronization
 
 /// Completes the jobs of one pool that have no writes of their own (deliveries, recorded-only
 /// jobs) in batches: one UPDATE and one commit for every job that finished while the previous
-/// batch was committing.
+/// batch was being written.
 ///
-/// Batching is natural, without a timer: a lone completion is written at once; under load,
-/// completions that arrive during a commit share the next one. A job is reported done only after
-/// its batch committed.
+/// Batching is natural, without a timer and without a task of its own: a lone completion is
+/// written at once by the job that finished; under load, completions that arrive during a write
+/// share the next one, written by the first of them (``StateMachine``). A job is reported done
+/// only after its batch committed.
 final class CompletionBatcher: Sendable {
-    private typealias Waiter = (job: ClaimedJob, continuation: CheckedContinuation<Bool, any Error>)
-
-    private struct State {
-        var waiting: [Waiter] = []
-        var isFlushing = false
+    /// A waiting job is resumed with its result, or told to lead the next batch.
+    enum Resumption: Sendable {
+        case written(Bool)
+        case lead
     }
+
+    typealias Waiter = (job: ClaimedJob, continuation: CheckedContinuation<Resumption, any Error>)
 
     private let queue: JobQueue
     /// How long one completing statement may take before its waiters are failed (their jobs'
     /// leases then expire and they run again); a statement that never returns must not stop
     /// every later completion.
     private let timeLimit: Duration
-    private let state = Mutex(State())
+    private let state = Mutex(StateMachine<Waiter>())
 
     init(queue: JobQueue, timeLimit: Duration) {
         self.queue = queue
@@ -33,38 +35,38 @@ final class CompletionBatcher: Sendable {
     ///
     /// - Returns: whether the job was still leased to its owner and is now done.
     func complete(_ job: ClaimedJob) async throws -> Bool {
-        try await withCheckedThrowingContinuation { continuation in
-            let startsFlushing = state.withLock { state in
-                state.waiting.append((job, continuation))
-                guard !state.isFlushing else { return false }
-                state.isFlushing = true
-                return true
-            }
-            // The flushing task ends as soon as nobody waits; every waiter is resumed by it.
-            if startsFlushing { Task { await self.flushUntilEmpty() } }
+        let resumption: Resumption = try await withCheckedThrowingContinuation { continuation in
+            if state.withLock({ $0.arrive((job, continuation)) }) == .lead { continuation.resume(returning: .lead) }
+        }
+        switch resumption {
+        case .written(let done): return done
+        case .lead: return try await lead(with: job)
         }
     }
 
-    private func flushUntilEmpty() async {
-        while true {
-            let batch = state.withLock { state -> [Waiter] in
-                let batch = state.waiting
-                state.waiting = []
-                if batch.isEmpty { state.isFlushing = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            // One statement per owner: `complete` checks each job's lease against it.
-            for owner in Set(batch.map(\.job.owner)) {
-                let waiters = batch.filter { $0.job.owner == owner }
-                do {
-                    let jobs = waiters.map(\.job)
-                    let done = try await withTimeout(timeLimit) { [queue] in try await queue.complete(jobs) }
-                    for waiter in waiters { waiter.continuation.resume(returning: done.contains(waiter.job.id)) }
-                } catch {
-                    for waiter in waiters { waiter.continuation.resume(throwing: error) }
-                }
+    /// Writes `job`'s completion with every waiting one, resumes them, and hands the lead on.
+    private func lead(with job: ClaimedJob) async throws -> Bool {
+        let waiters = state.withLock { $0.takeBatch() }
+        let jobs = [job] + waiters.map(\.job)
+        var results: [String: Result<Set<Int64>, any Error>] = [:]
+        // One statement per owner: `complete` checks each job's lease against it.
+        for owner in Set(jobs.map(\.owner)) {
+            let ofOwner = jobs.filter { $0.owner == owner }
+            do {
+                results[owner] = .success(try await withTimeout(timeLimit) { [queue] in try await queue.complete(ofOwner) })
+            } catch {
+                results[owner] = .failure(error)
             }
         }
+        func written(_ job: ClaimedJob) throws -> Bool { try results[job.owner, default: .success([])].get().contains(job.id) }
+        for waiter in waiters {
+            do {
+                waiter.continuation.resume(returning: .written(try written(waiter.job)))
+            } catch {
+                waiter.continuation.resume(throwing: error)
+            }
+        }
+        if let next = state.withLock({ $0.batchWritten() }) { next.continuation.resume(returning: .lead) }
+        return try written(job)
     }
 }
