@@ -42,7 +42,7 @@ struct WorkerSettings: Sendable {
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
           WORKER_CONCURRENCY        jobs in flight per process (default 16)
-          WORKER_BATCH_SIZE         most events applied in one transaction, each in a savepoint (default 16; 1: one each)
+          WORKER_BATCH_SIZE         most events applied in one transaction, each in a savepoint (default 1: one each; experimental)
           WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
           WORKER_POLL_INTERVAL_MS   how often an idle worker looks for work without a notification (default 1000)
           MAX_ATTEMPTS              attempts before a job is dead-lettered (default 12)
@@ -65,7 +65,7 @@ struct WorkerSettings: Sendable {
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(try environment.required("DATABASE_URL"))
         concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
-        batchSize = try environment.int("WORKER_BATCH_SIZE", default: 16, range: 1...512)
+        batchSize = try environment.int("WORKER_BATCH_SIZE", default: 1, range: 1...512)
         listens = try environment.bool("WORKER_LISTEN", default: true)
         pollInterval = .milliseconds(try environment.int("WORKER_POLL_INTERVAL_MS", default: 1_000, range: 10...60_000))
         let maxAttempts = try environment.int("MAX_ATTEMPTS", default: 12, range: 1...1000)

@@ -99,7 +99,7 @@ struct RunCommand: AsyncParsableCommand {
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
         let outbox = ForwardOutbox(leeway: TimeInterval(settings.entitlementLeewaySeconds), onCreated: { deliveries.wake() })
-        // Events are applied in batches (one commit for many); deliveries each make their own HTTP call.
+        // Events may be applied in batches (WORKER_BATCH_SIZE); deliveries each make their own HTTP call.
         var eventsConfiguration = poolConfiguration
         eventsConfiguration.batchSize = settings.batchSize
         let events = WorkerPool(
