@@ -34,6 +34,26 @@ struct AppleRevocationTests {
         }
     }
 
+    /// A post of the real chain with a junk signature is refused before any OCSP request.
+    @Test func aJunkSignatureIsRefusedWithoutAskingTheResponder() async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            let body = try #require(try JSONSerialization.jsonObject(with: try Self.notification(signedBy: pki)) as? [String: String])
+            let parts = try #require(body["signedPayload"]).split(separator: ".")
+            let junk = Data(repeating: 7, count: 64).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let forged = try JSONSerialization.data(withJSONObject: ["signedPayload": "\(parts[0]).\(parts[1]).\(junk)"])
+            try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki)) { client, db async throws in
+                for _ in 0..<3 {
+                    let response = try await client.postApple(forged)
+                    #expect(response.status == .unauthorized, "\(response.text)")
+                    #expect(response.errorCode == "bad_signature")
+                }
+                #expect(responder.requestCount == 0, "no OCSP request for a signature that does not verify")
+                #expect(try await db.eventCount() == 0)
+            }
+        }
+    }
+
     enum Revoked: String, CaseIterable { case leaf, intermediate }
 
     @Test(arguments: Revoked.allCases)

@@ -66,23 +66,28 @@ public final class AppleChainVerifier: Sendable {
         }
     }
 
-    /// The leaf key of a chain valid at `time`.
+    /// Checks a signature with the leaf key of a chain valid at `time`, then (online checks) the
+    /// chain's revocation status: in that order, so that a post of Apple's public chain with a
+    /// junk signature costs no OCSP request.
     ///
     /// - Parameters:
     ///   - x5c: standard-base64 DER certificates, leaf first.
     ///   - time: the payload's `signedDate`, or now when it has none.
-    /// - Throws: ``Rejection``: `malformed`, `untrusted_chain` or `missing_oid`; with online checks,
-    ///   `revoked` or `revocation_unknown`.
-    func leafKey(x5c: [String], at time: Date) async throws(Rejection) -> P256.Signing.PublicKey {
+    ///   - verifySignature: throws when the leaf key does not verify the signature.
+    /// - Throws: ``Rejection``: `malformed`, `untrusted_chain` or `missing_oid`, what
+    ///   `verifySignature` throws; with online checks, `revoked` or `revocation_unknown`.
+    func verify(
+        x5c: [String], at time: Date, verifySignature: (P256.Signing.PublicKey) throws(Rejection) -> Void
+    ) async throws(Rejection) {
         let (cacheKey, chain) = try await validatedChain(x5c: x5c, at: time)
-        guard let revocationCheck else { return chain.key }
+        try verifySignature(chain.key)
+        guard let revocationCheck else { return }
         let now = Date()
-        if let checkedUntil = chain.revocationCheckedUntil, now < checkedUntil { return chain.key }
+        if let checkedUntil = chain.revocationCheckedUntil, now < checkedUntil { return }
         var checked = chain
         checked.revocationCheckedUntil = try await revocationCheck.check(
             leaf: chain.leaf, intermediate: chain.intermediate, roots: roots, validAt: chain.validFrom, now: now)
         remember(checked, as: cacheKey)
-        return chain.key
     }
 
     /// The chain from the cache, or path-validated and then remembered.

@@ -33,12 +33,14 @@ public struct AppleJWSVerifier: Sendable {
         }
         // The signedDate is read before the signature is checked only to choose the validation
         // time; nothing else of the payload is used unless the signature verifies.
-        let key = try await chainVerifier.leafKey(x5c: x5c, at: payload.signedDate ?? Date())
-        guard jws.signature.count == 64,
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
-              key.isValidSignature(signature, for: jws.signingInput)
-        else {
-            throw Rejection(.badSignature, "the ES256 signature of the \(Payload.displayName) does not verify")
+        // The signature is checked before the revocation status: a junk signature costs no OCSP request.
+        try await chainVerifier.verify(x5c: x5c, at: payload.signedDate ?? Date()) { key throws(Rejection) in
+            guard jws.signature.count == 64,
+                  let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
+                  key.isValidSignature(signature, for: jws.signingInput)
+            else {
+                throw Rejection(.badSignature, "the ES256 signature of the \(Payload.displayName) does not verify")
+            }
         }
         return payload
     }
