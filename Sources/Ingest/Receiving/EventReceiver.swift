@@ -33,7 +33,7 @@ struct EventReceiver: Sendable {
             }
             let body = request.body
             let limit = maxBodyBytes
-            return try await withTimeout(bodyTimeout) { try await body.collect(upTo: limit) }
+            return try await withCancellingTimeout(bodyTimeout) { try await body.collect(upTo: limit) }
         } catch is NIOTooManyBytesError {
             metrics.countRejection(source: source, reason: .tooLarge)
             throw tooLarge

@@ -80,3 +80,24 @@ private final class FirstOutcome<Value: Sendable>: Sendable {
         return first
     }
 }
+
+/// Runs `body` in a child task and cancels it after `timeout`, throwing ``TimeoutError``; for work
+/// that stops when cancelled.
+///
+/// Unlike ``withTimeout(_:_:)`` nothing outlives the call: a request body must not, because
+/// Hummingbird reads the next request of the connection with the same iterator once the handler
+/// has returned, and two readers of one iterator crash the process.
+public func withCancellingTimeout<Result: Sendable>(
+    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let result = first else { throw TimeoutError() }
+        return result
+    }
+}
