@@ -56,7 +56,8 @@ func buildRouter(
     HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
     ReadController<IngestContext>(
         reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys),
-        leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment)
+        leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
+        sandboxAccess: settings.sandboxAccess)
         .addRoutes(to: router)
     AppAccountTokenController<IngestContext>(
         tokens: tokens, apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys))

@@ -29,6 +29,8 @@ struct IngestSettings: Sendable {
     var entitlementLeewaySeconds: Int
     /// `READ_API_ENVIRONMENT`: the read API's `environment` when a request gives none.
     var readEnvironment: EnvironmentFilter
+    /// `SANDBOX_ACCESS`, `SANDBOX_USERS`: whether Sandbox and test-mode entitlements give access.
+    var sandboxAccess: SandboxAccess
     var logLevel: String
     var logFormat: String
 
@@ -45,6 +47,8 @@ struct IngestSettings: Sendable {
           API_KEYS                  comma-separated server keys: read API and StoreKit sync; each ≥ 32 characters or sha256:<hex> (none: they answer 401)
           CLIENT_API_KEYS           comma-separated app keys: the StoreKit sync only (403 on the read API); same form
           READ_API_ENVIRONMENT      production, sandbox or all: the read API's environment when a request names none (default all)
+          SANDBOX_ACCESS            anybody, listed or nobody: whose Sandbox and Stripe test-mode entitlements give access (default anybody, for App Review)
+          SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
           REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
@@ -84,6 +88,7 @@ struct IngestSettings: Sendable {
             throw ConfigurationError(variable: "READ_API_ENVIRONMENT", reason: "must be one of \(EnvironmentFilter.accepted)")
         }
         self.readEnvironment = filter
+        sandboxAccess = try SandboxAccess(environment: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

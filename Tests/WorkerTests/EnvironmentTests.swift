@@ -6,6 +6,7 @@ import TestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
 
 /// Sandbox and production kept apart from the request to the read API: Apple's environment from the
 /// verified payload, Stripe's from `livemode`, the read API's `environment` parameter and
@@ -85,6 +86,55 @@ struct EnvironmentTests {
             let history = try await system.transactions(userID: Self.user)
             #expect(history.count == 2)
             #expect(Set(history.compactMap { $0["status"] as? String }) == ["succeeded", "refunded"])
+        }
+    }
+}
+
+/// `SANDBOX_ACCESS=listed`: a sandbox purchase gives access only to the listed users; the data is
+/// kept and shown when asked for by environment, and announcements read as the read API.
+@Suite(.timeLimit(.minutes(3)))
+struct SandboxAccessSystemTests {
+    static let tester = "tester-9"
+    static let stranger = "stranger-4"
+
+    static func access(_ entitlement: [String: Any]) -> String {
+        "\(entitlement["product_id"] as? String ?? "?") \(entitlement["is_active"] as? Bool == true ? "active" : "inactive")"
+    }
+
+    @Test func onlyListedUsersSandboxPurchasesGiveAccess() async throws {
+        let settings = ["SANDBOX_ACCESS": "listed", "SANDBOX_USERS": "someone-else,\(Self.tester)"]
+        try await SystemHarness.run(worker: settings, ingest: settings) { system in
+            for user in [Self.tester, Self.stranger] {
+                try await system.stripe(
+                    "payment_intent.succeeded", StripeObjects.paymentIntent("pi_test_\(user)", user: user, product: "web.lifetime"), livemode: false)
+                try await system.stripe(
+                    "payment_intent.succeeded", StripeObjects.paymentIntent("pi_live_\(user)", user: user, product: "web.pro"), livemode: true)
+            }
+            try await system.drain()
+
+            // The tester's sandbox purchase counts; the stranger's is left out of the default answer.
+            let tester = try await system.entitlements(userID: Self.tester)
+            #expect(Set(tester.map(Self.access)) == ["web.lifetime active", "web.pro active"])
+            let stranger = try await system.entitlements(userID: Self.stranger)
+            #expect(stranger.map(Self.access) == ["web.pro active"])
+            // Kept, and shown when the environment is asked for: inactive.
+            for query in ["&environment=sandbox", "&environment=all"] {
+                let asked = try await system.entitlements(userID: Self.stranger, query: query)
+                let sandbox = try #require(asked.first { $0["environment"] as? String == "sandbox" })
+                #expect(sandbox["status"] as? String == "active")
+                #expect(sandbox["is_active"] as? Bool == false)
+            }
+
+            // Announced as the read API reads it.
+            let announced = try await system.db.strings(
+                "SELECT convert_from(payload, 'UTF8') FROM outgoing_events WHERE environment = 'sandbox' AND type LIKE 'entitlement.%' ORDER BY user_id")
+            #expect(announced.count == 2)
+            for (body, user) in zip(announced, [Self.stranger, Self.tester].sorted()) {
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+                let entitlement = try #require((json["data"] as? [String: Any])?["entitlement"] as? [String: Any])
+                #expect(entitlement["user_id"] as? String == user)
+                #expect(entitlement["is_active"] as? Bool == (user == Self.tester))
+            }
         }
     }
 }

@@ -237,7 +237,7 @@ struct ForwardingTests {
                 try await system.notify("DID_RENEW", transaction: subscription("28001", user: nil))
                 let job = try #require(try await system.pool.queue.dequeue(limit: 1, owner: "dies").first)
                 let crash = JobCompletion(job: job, queue: system.pool.queue, logger: TestDatabase.logger, beforeComplete: { throw Crash() })
-                let handler = AppleEventHandler(logger: TestDatabase.logger, outbox: ForwardOutbox(leeway: 0, onCreated: {}))
+                let handler = AppleEventHandler(logger: TestDatabase.logger, outbox: ForwardOutbox(leeway: 0, sandboxAccess: .anybody, onCreated: {}))
                 await #expect(throws: (any Error).self) { try await handler.handle(job, completion: crash) }
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries") == 0)
             }

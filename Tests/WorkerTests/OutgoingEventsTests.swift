@@ -138,7 +138,7 @@ struct OutgoingEventsTests {
                 let tx = subscription("43001", user: user, purchased: Self.at(0), expires: Date().addingTimeInterval(2))
                 try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
                 try await system.drain()
-                let sweep = ClockExpirySweep(client: system.db.client, outbox: ForwardOutbox(leeway: 0, onCreated: {}), logger: TestDatabase.logger)
+                let sweep = ClockExpirySweep(client: system.db.client, outbox: ForwardOutbox(leeway: 0, sandboxAccess: .anybody, onCreated: {}), logger: TestDatabase.logger)
                 #expect(try await sweep.sweep() == 0, "nothing has run out yet")
                 try await Task.sleep(for: .seconds(3))
                 #expect(try await sweep.sweep() == 1)

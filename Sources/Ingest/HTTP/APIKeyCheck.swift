@@ -99,8 +99,7 @@ enum APIKeyDigests {
     static func parse(_ entries: [String], variable: String) throws -> [[UInt8]] {
         try entries.enumerated().map { index, entry in
             if entry.lowercased().hasPrefix("sha256:") {
-                let hex = Substring(entry.dropFirst("sha256:".count).lowercased())
-                guard hex.count == 64, let bytes = Self.bytes(hex: hex) else {
+                guard let bytes = SHA256Hex.bytes(entry.dropFirst("sha256:".count)) else {
                     throw ConfigurationError(variable: variable, reason: "entry \(index + 1): sha256: must be followed by 64 hex digits")
                 }
                 return bytes
@@ -114,17 +113,5 @@ enum APIKeyDigests {
             }
             return digest(entry)
         }
-    }
-
-    private static func bytes(hex: Substring) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }

@@ -14,6 +14,9 @@ struct ReadController<Context: RequestContext>: Sendable {
     var leeway: TimeInterval = 0
     /// The environment a request that names none reads (`READ_API_ENVIRONMENT`).
     var defaultEnvironment: EnvironmentFilter = .all
+    /// Whether sandbox entitlements give access (`SANDBOX_ACCESS`); one that does not is left out
+    /// of an answer that names no `environment`.
+    var sandboxAccess: SandboxAccess = .anybody
 
     static var entitlementsPath: RouterPath { "/v1/iap/entitlements" }
     static var historyPath: RouterPath { "/v1/iap/transaction-history" }
@@ -28,7 +31,8 @@ struct ReadController<Context: RequestContext>: Sendable {
         let query = request.uri.queryParameters
         let environment = try environment(query)
         let found: [StateReader.Entitlement]
-        if let user = query["user_id"].map(String.init), !user.isEmpty {
+        let user = query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        if let user {
             found = try await reader.entitlements(userID: user, environment: environment.only)
         } else if let email = query["email"].map(String.init), !email.isEmpty {
             found = try await reader.entitlements(email: email, environment: environment.only)
@@ -36,7 +40,11 @@ struct ReadController<Context: RequestContext>: Sendable {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
         let now = Date()
-        return try Self.json(["entitlements": found.map { EntitlementBody($0, now: now, leeway: leeway) }])
+        let bodies = found.map { EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: user) }
+        let namesEnvironment = query["environment"] != nil
+        return try Self.json([
+            "entitlements": bodies.filter { namesEnvironment || sandboxAccess.grants($0.entitlement.state.environment, to: user ?? $0.entitlement.state.userID) }
+        ])
     }
 
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {

@@ -14,9 +14,12 @@ public struct EntitlementBody: Encodable, Sendable {
     /// - Parameters:
     ///   - now: the time `is_active` is computed for.
     ///   - leeway: `ENTITLEMENT_LEEWAY_SECONDS`.
-    public init(_ entitlement: StateReader.Entitlement, now: Date, leeway: TimeInterval) {
+    ///   - sandboxAccess: whether a sandbox entitlement counts (`SANDBOX_ACCESS`).
+    ///   - userID: who holds it, for the sandbox rule: the user asked about, or the state's own.
+    public init(_ entitlement: StateReader.Entitlement, now: Date, leeway: TimeInterval, sandboxAccess: SandboxAccess, userID: String?) {
         self.entitlement = entitlement
         self.isActive = entitlement.state.isActive(at: now, leeway: leeway)
+            && sandboxAccess.grants(entitlement.state.environment, to: userID ?? entitlement.state.userID)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -57,12 +57,15 @@ extension ChangeAnnouncer {
     func event(
         _ type: OutgoingEventType, entitlement: EntitlementState, id: UUID, previous: EntitlementState?, previousIsActive: Bool? = nil
     ) -> OutgoingEvent {
-        let body = EntitlementBody(StateReader.Entitlement(id: id, state: entitlement), now: now, leeway: leeway)
+        let body = EntitlementBody(
+            StateReader.Entitlement(id: id, state: entitlement), now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: nil)
+        let wasActive = previousIsActive
+            ?? previous.map { $0.isActive(at: now, leeway: leeway) && sandboxAccess.grants($0.environment, to: $0.userID) }
         return OutgoingEvent(
             messageID: OutgoingEvent.newMessageID(), type: type, occurredAt: now, orderingKey: entitlement.entityKey,
             entityKey: entitlement.entityKey, provider: EventCause.provider(of: entitlement.source),
             environment: entitlement.environment, userID: entitlement.userID, cause: cause, causeEventID: causeEventID,
-            data: .entitlement(body, userID: entitlement.userID, previous: previous, previousIsActive: previousIsActive ?? previous?.isActive(at: now, leeway: leeway)))
+            data: .entitlement(body, userID: entitlement.userID, previous: previous, previousIsActive: wasActive))
     }
 
     /// The event announcing that the ledger row `transaction` (row `id`) changed from `previous`.

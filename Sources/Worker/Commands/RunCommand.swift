@@ -72,6 +72,7 @@ struct RunCommand: AsyncParsableCommand {
                 logger.warning("a forward target is plain http:// to another host: bodies travel unencrypted", metadata: [
                     "target": "\(ForwardTarget.label(for: target.url))"])
             }
+            if let warning = settings.sandboxAccess.startWarning { logger.warning("\(warning)") }
             logger.info("worker starting", metadata: [
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
                 "metrics_port": "\(settings.metricsPort)",
@@ -98,7 +99,8 @@ struct RunCommand: AsyncParsableCommand {
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
             configuration: poolConfiguration, metrics: metrics, logger: logger)
-        let outbox = ForwardOutbox(leeway: TimeInterval(settings.entitlementLeewaySeconds), onCreated: { deliveries.wake() })
+        let outbox = ForwardOutbox(
+            leeway: TimeInterval(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess, onCreated: { deliveries.wake() })
         // Events may be applied in batches (WORKER_BATCH_SIZE); deliveries each make their own HTTP call.
         var eventsConfiguration = poolConfiguration
         eventsConfiguration.batchSize = settings.batchSize

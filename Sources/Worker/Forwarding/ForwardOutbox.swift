@@ -11,11 +11,14 @@ import Shared
 struct ForwardOutbox: Sendable {
     /// `ENTITLEMENT_LEEWAY_SECONDS`: `is_active` in announcements reads as the read API's.
     let leeway: TimeInterval
+    /// `SANDBOX_ACCESS`: whether a sandbox entitlement reads active in announcements, as in the read API.
+    let sandboxAccess: SandboxAccess
     /// Called after a transaction that created deliveries committed, to wake this process's forwarder.
     let onCreated: @Sendable () -> Void
 
-    init(leeway: TimeInterval, onCreated: @escaping @Sendable () -> Void) {
+    init(leeway: TimeInterval, sandboxAccess: SandboxAccess, onCreated: @escaping @Sendable () -> Void) {
         self.leeway = leeway
+        self.sandboxAccess = sandboxAccess
         self.onCreated = onCreated
     }
 
@@ -25,7 +28,7 @@ struct ForwardOutbox: Sendable {
     ///   `raw_apple` endpoints receive as it is; `nil` for anything else.
     func announcer(for job: ClaimedJob, rawNotification environment: PurchaseEnvironment? = nil, logger: Logger) -> ChangeAnnouncer {
         ChangeAnnouncer(
-            cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, writer: OutgoingEventWriter(logger: logger),
+            cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger),
             rawNotification: environment.map { .init(eventID: job.id, environment: $0) })
     }
 }
@@ -36,6 +39,7 @@ struct ChangeAnnouncer: Sendable {
     var cause: EventCause
     var causeEventID: Int64?
     var leeway: TimeInterval
+    var sandboxAccess: SandboxAccess
     var writer: OutgoingEventWriter
     /// The notification applied, when `raw_apple` endpoints receive it.
     var rawNotification: OutgoingEventWriter.RawNotification?

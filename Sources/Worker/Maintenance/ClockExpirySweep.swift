@@ -53,7 +53,7 @@ struct ClockExpirySweep: Sendable {
             }
             let announcer = ChangeAnnouncer(
                 cause: EventCause(provider: "apple", origin: .clock), causeEventID: nil, leeway: leeway,
-                writer: OutgoingEventWriter(logger: logger), now: now)
+                sandboxAccess: outbox.sandboxAccess, writer: OutgoingEventWriter(logger: logger), now: now)
             var events: [OutgoingEvent] = []
             for (id, entitlement) in due where !entitlement.isActive(at: now, leeway: leeway) {
                 var clock = announcer

@@ -33,6 +33,8 @@ struct EntityRebuilder: Sendable {
     let handlers: [String: any EventApplier]
     /// `ENTITLEMENT_LEEWAY_SECONDS`, for `is_active` in the announcement.
     var leeway: TimeInterval = 3_600
+    /// `SANDBOX_ACCESS`, for `is_active` in the announcement.
+    var sandboxAccess: SandboxAccess = .anybody
     let logger: Logger
 
     /// The entities whose events arrived since `since`.
@@ -100,7 +102,7 @@ struct EntityRebuilder: Sendable {
         if let (id, after) = found {
             let announcer = ChangeAnnouncer(
                 cause: EventCause(provider: EventCause.provider(of: after.source), origin: .rebuild), causeEventID: nil, leeway: leeway,
-                writer: OutgoingEventWriter(logger: logger))
+                sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger))
             guard let type = EntitlementChange.type(before: before, after: after, now: announcer.now, leeway: leeway) else { return }
             try await announcer.writer.write([announcer.event(type, entitlement: after, id: id, previous: before)], on: connection)
         }

@@ -37,7 +37,7 @@ public struct StripeSignatureHeader: Sendable, Equatable {
             case "t": timestamp = Int64(value)
             case "v1":
                 hasVersion1Entry = true
-                if let bytes = Self.hexBytes(value) { signatures.append(bytes) }
+                if let bytes = SHA256Hex.bytes(value) { signatures.append(bytes) }
             default: continue
             }
         }
@@ -50,30 +50,6 @@ public struct StripeSignatureHeader: Sendable, Equatable {
         self.timestamp = timestamp
         self.signatures = signatures
         self.hasVersion1Entry = hasVersion1Entry
-    }
-
-    /// An HMAC-SHA256 in lower- or upper-case hex (64 digits) to its 32 bytes; `nil` for anything else.
-    static func hexBytes(_ text: Substring) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

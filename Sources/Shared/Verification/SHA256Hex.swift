@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// A SHA-256 digest (or HMAC-SHA256) written as 64 hex digits, as in `Stripe-Signature` and in
+/// the `sha256:<hex>` entries of `API_KEYS` and `SANDBOX_USERS`.
+public enum SHA256Hex {
+    /// 64 lower- or upper-case hex digits to their 32 bytes; `nil` for anything else (a sign, a
+    /// space or another length included).
+    public static func bytes(_ text: Substring) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
