@@ -17,7 +17,7 @@ requests = int(os.environ.get("REQUESTS", "40"))
 with socket.socket() as probe:
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
-env = dict(os.environ, INGEST_HOST="127.0.0.1", INGEST_PORT=str(port), LOG_LEVEL="critical",
+env = dict(os.environ, INGEST_HOST="127.0.0.1", INGEST_PORT=str(port), INGEST_ADMIN_PORT="0", LOG_LEVEL="critical",
            STRIPE_WEBHOOK_SECRETS="whsec_measure_one,whsec_measure_two")
 ingest = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 try:

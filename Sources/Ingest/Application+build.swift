@@ -26,8 +26,29 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
         server: .http1(configuration: .init(idleTimeout: .seconds(30))),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
         logger: logger)
-    app.addServices(client, writer)
+    app.addServices(client, writer, buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger))
     return app
+}
+
+/// The admin server: `/healthz`, `/readyz` and `/metrics` on `INGEST_ADMIN_HOST:INGEST_ADMIN_PORT`,
+/// for probes and Prometheus, never behind the public load balancer.
+func buildAdminApplication(settings: IngestSettings, client: PostgresClient, metrics: IngestMetrics, logger: Logger) -> some ApplicationProtocol {
+    Application(
+        router: buildAdminRouter(client: client, metrics: metrics),
+        server: .http1(configuration: .init(idleTimeout: .seconds(30))),
+        configuration: .init(address: .hostname(settings.adminHost, port: settings.adminPort), serverName: "sluice-ingest-admin"),
+        onServerRunning: { channel in
+            logger.info("ingest admin listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        },
+        logger: logger)
+}
+
+func buildAdminRouter(client: PostgresClient, metrics: IngestMetrics) -> Router<IngestContext> {
+    let router = Router(context: IngestContext.self)
+    router.addMiddleware { JSONErrorMiddleware() }
+    HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
+    router.answerMethodNotAllowed(on: ["/healthz", "/readyz", "/metrics"], allowed: .get)
+    return router
 }
 
 func buildRouter(
@@ -53,7 +74,7 @@ func buildRouter(
         apple: apple,
         apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys), tokens: tokens)
     webhooks.addRoutes(to: router)
-    HealthController<IngestContext>(readiness: DatabaseReadiness(client: client), registry: metrics.registry).addRoutes(to: router)
+    HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
         reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys),
         leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
@@ -69,7 +90,7 @@ func buildRouter(
              WebhookController<IngestContext>.storeKitPath],
         allowed: .post)
     router.answerMethodNotAllowed(
-        on: ["/healthz", "/readyz", "/metrics", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath],
+        on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath],
         allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if let roots = settings.appleRoots {

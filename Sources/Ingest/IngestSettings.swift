@@ -9,6 +9,10 @@ struct IngestSettings: Sendable {
     var database: DatabaseURL
     var host: String
     var port: Int
+    /// `INGEST_ADMIN_HOST`, `INGEST_ADMIN_PORT`: where `/readyz` and `/metrics` are served, apart
+    /// from the webhook and API port the internet reaches.
+    var adminHost: String
+    var adminPort: Int
     var stripeSecrets: [String]
     var stripeToleranceSeconds: Int64
     /// The roots Apple payloads must chain to; `nil` when `APPLE_BUNDLE_IDS` is not set (the
@@ -38,7 +42,8 @@ struct IngestSettings: Sendable {
     static let help = """
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
-          INGEST_HOST, INGEST_PORT  listen address (default 0.0.0.0, 8080)
+          INGEST_HOST, INGEST_PORT  listen address of the webhooks and the API, with /healthz (default 0.0.0.0, 8080)
+          INGEST_ADMIN_HOST, INGEST_ADMIN_PORT  listen address of /healthz, /readyz and /metrics; keep it off the internet (default INGEST_HOST, 9091)
           STRIPE_WEBHOOK_SECRETS    comma-separated whsec_… secrets; any one may match (none: the Stripe endpoint answers 503)
           STRIPE_TOLERANCE_SECONDS  largest age of the Stripe-Signature timestamp (default 300)
           APPLE_ROOT_CERTIFICATES   comma-separated DER or PEM root files (default: Apple Root CA - G3, built in)
@@ -60,6 +65,11 @@ struct IngestSettings: Sendable {
         database = try DatabaseURL(try environment.required("DATABASE_URL"))
         host = environment.string("INGEST_HOST") ?? "0.0.0.0"
         port = try environment.int("INGEST_PORT", default: 8080, range: 0...65_535)
+        adminHost = environment.string("INGEST_ADMIN_HOST") ?? host
+        adminPort = try environment.int("INGEST_ADMIN_PORT", default: 9091, range: 0...65_535)
+        if adminPort == port, port != 0 {
+            throw ConfigurationError(variable: "INGEST_ADMIN_PORT", reason: "must differ from INGEST_PORT")
+        }
         stripeSecrets = environment.list("STRIPE_WEBHOOK_SECRETS")
         for secret in stripeSecrets where !secret.hasPrefix("whsec_") {
             throw ConfigurationError(variable: "STRIPE_WEBHOOK_SECRETS", reason: "holds an entry that does not start with whsec_")

@@ -107,6 +107,9 @@ struct ComposeFileTests {
         let nextUpstream = try #require(directives.first { $0.hasPrefix("proxy_next_upstream ") })
         #expect(nextUpstream == "proxy_next_upstream error;", "retries beyond connection errors: \(nextUpstream)")
         #expect(!directives.contains { $0.contains("non_idempotent") })
+        // Only the webhooks, the API and /healthz are proxied; /readyz and /metrics are not reachable.
+        let proxied = directives.indices.filter { directives[$0].hasPrefix("proxy_pass ") }.map { directives[$0 - 1] }
+        #expect(proxied == ["location = /healthz {", "location /v1/ {"])
         // ingest's MAX_BODY_BYTES default is 1 MiB; nginx must not cut bodies shorter.
         #expect(directives.contains("client_max_body_size 1m;"))
     }

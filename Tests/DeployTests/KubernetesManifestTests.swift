@@ -32,11 +32,12 @@ struct KubernetesManifestTests {
     }
 
     @Test func probesUseTheRoutesBothProcessesServe() throws {
-        for (deployment, port) in [("sluice-ingest", "http"), ("sluice-worker", "metrics")] {
+        for (deployment, port) in [("sluice-ingest", "admin"), ("sluice-worker", "metrics")] {
             let container = try container(of: deployment)
             #expect(try value(container, "readinessProbe", "httpGet", "path") as? String == "/readyz")
             #expect(try value(container, "livenessProbe", "httpGet", "path") as? String == "/healthz")
             #expect(try value(container, "livenessProbe", "httpGet", "port") as? String == port)
+            #expect(try value(container, "readinessProbe", "httpGet", "port") as? String == port)
             #expect(try value(container, "resources", "requests", "memory") is String)
             #expect(try value(container, "resources", "limits", "memory") is String)
             #expect(try value(container, "resources", "limits", "cpu") is String)
@@ -66,6 +67,9 @@ struct KubernetesManifestTests {
         }
         let service = try #require(try value(try object("Service", "sluice-ingest"), "spec", "selector") as? [String: String])
         #expect(service == ["app.kubernetes.io/name": "sluice-ingest"])
+        // The Service, which load balancers reach, carries the webhook and API port only.
+        let servicePorts = try #require(try value(try object("Service", "sluice-ingest"), "spec", "ports") as? [[String: Any]])
+        #expect(servicePorts.compactMap { $0["targetPort"] as? String } == ["http"])
         let job = try #require(try value(try object("Job", "sluice-migrate"), "spec", "template", "spec", "containers") as? [[String: Any]])
         #expect(job.first?["args"] as? [String] == ["worker", "migrate"])
     }
@@ -121,16 +125,15 @@ struct KubernetesManifestTests {
 
     /// Only the ports each process serves are reachable, and each policy selects its pods.
     @Test func networkPoliciesAdmitOnlyTheServedPorts() throws {
-        for (name, port) in [("sluice-ingest", 8080), ("sluice-worker", 9090)] {
+        for (name, ports) in [("sluice-ingest", [8080, 9091]), ("sluice-worker", [9090])] {
             let policy = try object("NetworkPolicy", name)
             let selector = try #require(try value(policy, "spec", "podSelector", "matchLabels") as? [String: String])
             let labels = try #require(try value(try object("Deployment", name), "spec", "template", "metadata", "labels") as? [String: String])
             #expect(selector.allSatisfy { labels[$0.key] == $0.value })
             let rules = try #require(try value(policy, "spec", "ingress") as? [[String: Any]])
-            let ports = rules.flatMap { ($0["ports"] as? [[String: Any]]) ?? [] }.compactMap { $0["port"] as? Int }
-            #expect(ports == [port], "\(name)")
+            #expect(rules.flatMap { ($0["ports"] as? [[String: Any]]) ?? [] }.compactMap { $0["port"] as? Int } == ports, "\(name)")
             let served = try #require(try container(of: name)["ports"] as? [[String: Any]]).compactMap { $0["containerPort"] as? Int }
-            #expect(served == [port])
+            #expect(served == ports)
         }
         let migrate = try object("NetworkPolicy", "sluice-migrate")
         let spec = try #require(migrate["spec"] as? [String: Any])

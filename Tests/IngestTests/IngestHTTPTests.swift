@@ -10,6 +10,8 @@ import Shared
 import Testing
 import TestSupport
 
+@testable import Ingest
+
 @Suite(.timeLimit(.minutes(3)))
 struct IngestHTTPTests {
     @Test func anUnknownPathIsAJSON404() async throws {
@@ -45,20 +47,45 @@ struct IngestHTTPTests {
         }
     }
 
-    @Test func healthReadinessAndMetrics() async throws {
-        try await IngestHarness.withIngest { client, _ async throws in
-            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
-            #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
-            _ = try await client.postStripe(try StripeWebhookTests.event())
-            _ = try await client.postStripe(try StripeWebhookTests.event(), secret: "whsec_forged")
-            let metrics = try await client.execute(uri: "/metrics", method: .get)
-            #expect(metrics.status == .ok)
-            #expect(metrics.text.contains(#"sluice_ingest_events_total{source="stripe",result="stored"} 1"#))
-            #expect(metrics.text.contains(#"sluice_ingest_rejections_total{source="stripe",reason="bad_signature"} 1"#))
-            #expect(metrics.text.contains(#"sluice_ingest_rejections_total{source="apple",reason="missing_oid"} 0"#))
-            #expect(metrics.text.contains("sluice_ingest_store_duration_seconds_bucket"))
-            #expect(metrics.text.contains(#"sluice_ingest_requests_total{route="/v1/webhooks/stripe",status="401"} 1"#))
+    /// The built process: `/readyz` and `/metrics` answer on the admin port only; the public port
+    /// has `/healthz` alone (for load balancers), and the metrics count what the public port saw.
+    @Test func readinessAndMetricsAreOnTheAdminPortOnly() async throws {
+        try await TestDatabase.with { db in
+            let adminPort = try ServiceProcess.freePort()
+            let ingest = try await ServiceProcess(
+                "ingest", environment: TestCredentials.ingestEnvironment(databaseURL: db.url.urlString, overrides: ["INGEST_ADMIN_PORT": "\(adminPort)"]))
+            defer { ingest.stop() }
+            func get(_ path: String, port: Int) async throws -> RawHTTPConnection.Response? {
+                try await RawHTTPConnection.exchange(port: port, Array("GET \(path) HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
+            }
+            let stripe = try Array(StripeWebhookTests.event())
+            let signed = StripeSigner.header(body: stripe, secret: TestCredentials.stripeSecret)
+            for signature in [signed, StripeSigner.header(body: stripe, secret: "whsec_forged")] {
+                _ = try await RawHTTPConnection.exchange(port: ingest.port, RawRequest.post(
+                    "/v1/webhooks/stripe", headers: [("Content-Type", "application/json"), ("Stripe-Signature", signature)], body: stripe))
+            }
+
+            #expect(try await get("/healthz", port: ingest.port)?.status == 200)
+            for path in ["/readyz", "/metrics"] { #expect(try await get(path, port: ingest.port)?.status == 404, "\(path)") }
+            #expect(try await get("/healthz", port: adminPort)?.status == 200)
+            #expect(try await get("/readyz", port: adminPort)?.status == 200)
+            #expect(try await get("/v1/webhooks/stripe", port: adminPort)?.status == 404)
+            let metrics = try #require(try await get("/metrics", port: adminPort))
+            #expect(metrics.status == 200)
+            #expect(metrics.body.contains(#"sluice_ingest_events_total{source="stripe",result="stored"} 1"#))
+            #expect(metrics.body.contains(#"sluice_ingest_rejections_total{source="stripe",reason="bad_signature"} 1"#))
+            #expect(metrics.body.contains(#"sluice_ingest_rejections_total{source="apple",reason="missing_oid"} 0"#))
+            #expect(metrics.body.contains("sluice_ingest_store_duration_seconds_bucket"))
+            #expect(metrics.body.contains(#"sluice_ingest_requests_total{route="/v1/webhooks/stripe",status="401"} 1"#))
         }
+    }
+
+    @Test func theAdminPortMustDifferFromThePublicOne() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try IngestSettings(environment: EnvironmentValues(TestCredentials.ingestEnvironment(
+                databaseURL: "postgres://u@localhost/db", overrides: ["INGEST_PORT": "8080", "INGEST_ADMIN_PORT": "8080"])))
+        }
+        #expect(error?.variable == "INGEST_ADMIN_PORT")
     }
 
     /// The database refuses connections (as when it is stopped): 503, never 2xx; then it is back
@@ -74,7 +101,6 @@ struct IngestHTTPTests {
             }
             let during = try await client.postStripe(try StripeWebhookTests.event("evt_during_outage"))
             #expect(during.status == .serviceUnavailable)
-            #expect(try await client.execute(uri: "/readyz", method: .get).status == .serviceUnavailable)
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             try await Self.admin { admin in
                 try await admin.query("ALTER DATABASE \(unescaped: name) ALLOW_CONNECTIONS true", logger: TestDatabase.logger)
@@ -85,7 +111,6 @@ struct IngestHTTPTests {
                 if after != .ok { try await Task.sleep(for: .milliseconds(250)) }
             }
             #expect(after == .ok)
-            #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE external_id = 'evt_during_outage'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE external_id = 'evt_after_outage'") == 1)
         }

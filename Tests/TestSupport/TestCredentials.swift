@@ -34,6 +34,7 @@ public enum TestCredentials {
             "DATABASE_URL": databaseURL,
             "INGEST_HOST": "127.0.0.1",
             "INGEST_PORT": "0",
+            "INGEST_ADMIN_PORT": "0",
             "STRIPE_WEBHOOK_SECRETS": stripeSecret,
             "APPLE_ROOT_CERTIFICATES": rootPath,
             "APPLE_BUNDLE_IDS": bundleID,

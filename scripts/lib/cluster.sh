@@ -42,6 +42,7 @@ cluster_start() {
     API_KEY="e2e_key_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
     INGEST_PORTS=("$(pg_free_port)" "$(pg_free_port)")
     METRICS_PORTS=("$(pg_free_port)" "$(pg_free_port)")
+    INGEST_ADMIN_PORTS=("$(pg_free_port)" "$(pg_free_port)")
     LB_PORT=$(pg_free_port)
     SINK_PORT=$(pg_free_port)
     export LOG_FORMAT=json LOG_LEVEL=${E2E_LOG_LEVEL:-notice}
@@ -111,9 +112,10 @@ wait_ready() { # URL
 
 start_ingest() { # N (1 or 2)
     local port=${INGEST_PORTS[$1-1]}
-    INGEST_HOST=127.0.0.1 INGEST_PORT=$port "$bin/ingest" >>"$WORK/ingest-$1.log" 2>&1 &
+    local admin=${INGEST_ADMIN_PORTS[$1-1]}
+    INGEST_HOST=127.0.0.1 INGEST_PORT=$port INGEST_ADMIN_PORT=$admin "$bin/ingest" >>"$WORK/ingest-$1.log" 2>&1 &
     PIDS[ingest-$1]=$!
-    wait_ready "http://127.0.0.1:$port/readyz"
+    wait_ready "http://127.0.0.1:$admin/readyz"
 }
 
 start_worker() { # N
@@ -158,7 +160,7 @@ cluster_check() {
             echo "  $name NOT RUNNING" >&2; rc=1
         fi
     done
-    for port in "${INGEST_PORTS[@]}"; do curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "  ingest :$port not ready" >&2; rc=1; }; done
+    for port in "${INGEST_ADMIN_PORTS[@]}"; do curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "  ingest admin :$port not ready" >&2; rc=1; }; done
     for port in "${METRICS_PORTS[@]}"; do curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "  worker :$port not ready" >&2; rc=1; }; done
     kill -0 "$(cat "$WORK/nginx.pid")" 2>/dev/null && echo "  nginx running" || { echo "  nginx NOT RUNNING" >&2; rc=1; }
     local stale

@@ -7,12 +7,20 @@ import Prometheus
 import Shared
 
 /// `GET /healthz` (the process runs), `GET /readyz` (the database answers) and `GET /metrics`.
+///
+/// Only `/healthz`, which costs nothing, is served on the public port too (``addLiveness(to:)``):
+/// `/readyz` costs a query and `/metrics` tells how the service is doing, so both are on the
+/// admin port only (`INGEST_ADMIN_PORT`).
 struct HealthController<Context: RequestContext>: Sendable {
     let readiness: DatabaseReadiness
     let registry: PrometheusCollectorRegistry
 
-    func addRoutes(to router: Router<Context>) {
+    static func addLiveness(to router: Router<Context>) {
         router.get("/healthz") { _, _ in WebhookController<Context>.json(.ok, #"{"status":"ok"}"#) }
+    }
+
+    func addRoutes(to router: Router<Context>) {
+        Self.addLiveness(to: router)
         router.get("/readyz") { _, context in try await ready(context) }
         router.get("/metrics") { _, _ in
             Response(
