@@ -38,6 +38,8 @@ struct DatabaseTLSTests {
 
     @Test(arguments: [
         ("127.0.0.1", "sslmode=disable", false),
+        // No sslmode is libpq's default, prefer: encrypted when the server offers it.
+        ("127.0.0.1", "", true),
         ("127.0.0.1", "sslmode=prefer", true),
         ("127.0.0.1", "sslmode=require", true),
         ("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)", true),

@@ -213,8 +213,9 @@ struct ForwardingTests {
     }
 
     @Test func metricsAndLogsNameATargetWithoutItsSecrets() {
-        #expect(ForwardTarget.label(for: "https://user:token@hooks.example.com:8443/apple?key=s3cret") == "https://hooks.example.com:8443/apple")
-        #expect(ForwardTarget.label(for: "http://127.0.0.1/x") == "http://127.0.0.1/x")
+        #expect(ForwardTarget.label(for: "https://user:token@hooks.example.com:8443/apple?key=s3cret") == "https://hooks.example.com:8443/…")
+        #expect(ForwardTarget.label(for: "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX") == "https://hooks.slack.com/…")
+        #expect(ForwardTarget.label(for: "http://127.0.0.1/") == "http://127.0.0.1")
     }
 
     @Test func retryAfterReadsSecondsAndDatesWithinTheCap() {

@@ -60,6 +60,20 @@ struct RecoverySettingsTests {
         #expect(try Self.settings(["STRIPE_API_KEY": key]).stripe?.environment == environment)
     }
 
+    /// A provider's API key goes with every request: plain http:// only to this machine.
+    @Test(arguments: [
+        ("https://api.stripe.example", true), ("http://127.0.0.1:8111", true), ("http://localhost:1", true), ("http://[::1]:9", true),
+        ("http://api.stripe.example", false), ("http://127.evil.example", false), ("http://10.0.0.7:80", false),
+    ])
+    func aBaseURLIsHTTPSOrLoopback(url: String, accepted: Bool) throws {
+        let settings = { try Self.settings(["STRIPE_API_KEY": "sk_live_x", "STRIPE_API_BASE_URL": url]) }
+        if accepted {
+            #expect(try settings().stripe != nil)
+        } else {
+            #expect((#expect(throws: ConfigurationError.self) { try settings() })?.variable == "STRIPE_API_BASE_URL")
+        }
+    }
+
     @Test func aStripeKeyMustBeOne() throws {
         #expect((#expect(throws: ConfigurationError.self) { try Self.settings(["STRIPE_API_KEY": "pk_live_x"]) })?.variable == "STRIPE_API_KEY")
     }

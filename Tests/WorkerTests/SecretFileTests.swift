@@ -16,7 +16,10 @@ struct SecretFileTests {
     @Test func everySecretMayComeFromAFile() throws {
         let environment = try EnvironmentValues.process([
             "DATABASE_URL_FILE": try Self.file("postgres://u:p@db:5432/x\n"), "API_KEYS_FILE": try Self.file("k1,k2\n"), "LOG_LEVEL": "info",
+            // A forward target's URL may hold a token (Slack-style).
+            "FORWARD_TARGETS_FILE": try Self.file("https://hooks.example.com/services/T0/B0/token\n"),
         ])
+        #expect(environment.list("FORWARD_TARGETS") == ["https://hooks.example.com/services/T0/B0/token"])
         #expect(environment.string("DATABASE_URL") == "postgres://u:p@db:5432/x")
         #expect(environment.list("API_KEYS") == ["k1", "k2"])
         #expect(environment.string("LOG_LEVEL") == "info")

@@ -22,7 +22,7 @@ public struct DatabaseURL: Sendable, Equatable {
     public var password: String?
     public var database: String
     /// `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`, from `?sslmode=`;
-    /// `disable` when absent.
+    /// `prefer` when absent, as libpq.
     public var sslMode: String
     /// `?sslrootcert=`: a PEM file of trusted roots, or `system`.
     public var sslRootCert: String?
@@ -48,7 +48,7 @@ public struct DatabaseURL: Sendable, Equatable {
         self.username = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
         self.password = components.password.flatMap { $0.removingPercentEncoding }
         self.database = database
-        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
+        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
         guard ["disable", "prefer", "require", "allow", "verify-full", "verify-ca"].contains(mode) else {
             throw ConfigurationError(variable: "DATABASE_URL", reason: "sslmode \(mode) is not supported")
         }
@@ -69,7 +69,7 @@ public struct DatabaseURL: Sendable, Equatable {
         components.port = port
         components.path = "/" + database
         var query: [URLQueryItem] = []
-        if sslMode != "disable" { query.append(URLQueryItem(name: "sslmode", value: sslMode)) }
+        if sslMode != "prefer" { query.append(URLQueryItem(name: "sslmode", value: sslMode)) }
         if let sslRootCert { query.append(URLQueryItem(name: "sslrootcert", value: sslRootCert)) }
         if !query.isEmpty { components.queryItems = query }
         return components.string ?? "postgres://\(host):\(port)/\(database)"

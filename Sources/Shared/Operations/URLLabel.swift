@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 
-/// How logs, metrics and operator output name a URL: scheme, host, port and path, without
-/// credentials or query, which may hold secrets.
+/// How logs, metrics and operator output name a URL: scheme, host and port, with `/…` standing
+/// for any path. Credentials, path and query are left out: a Slack-style webhook URL carries its
+/// token in the path, others in the query or the user part.
 public enum URLLabel {
     public static func of(_ url: String) -> String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
             return "invalid"
         }
         let port = components.port.map { ":\($0)" } ?? ""
-        return "\(scheme)://\(host)\(port)\(components.path)"
+        let path = components.path.isEmpty || components.path == "/" ? "" : "/…"
+        return "\(scheme)://\(host)\(port)\(path)"
     }
 }

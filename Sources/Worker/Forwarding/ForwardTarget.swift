@@ -26,6 +26,6 @@ struct ForwardTarget: Sendable, Hashable {
         guard let components = URLComponents(string: url), components.scheme?.lowercased() == "http", let host = components.host else {
             return false
         }
-        return !["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
+        return !LoopbackHost.contains(host)
     }
 }

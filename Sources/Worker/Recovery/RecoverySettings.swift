@@ -127,6 +127,10 @@ struct RecoverySettings: Sendable {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ConfigurationError(variable: name, reason: "must be an absolute http(s) URL")
         }
+        // The provider's API key travels with every request: in the clear only to this machine.
+        if parsed.scheme == "http", !LoopbackHost.contains(parsed.host ?? "") {
+            throw ConfigurationError(variable: name, reason: "must be https:// (http:// only to localhost, for a local stand-in)")
+        }
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }
 }

@@ -109,7 +109,7 @@ struct EndpointOutput: Encodable {
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(endpoint.name, forKey: .id)
-        try c.encode(endpoint.url, forKey: .url)
+        try c.encode(URLLabel.of(endpoint.url), forKey: .url)
         try c.encode(endpoint.description, forKey: .description)
         try c.encode(endpoint.eventTypes, forKey: .events)
         try c.encode(endpoint.sources, forKey: .sources)
@@ -131,7 +131,7 @@ struct EndpointOutput: Encodable {
         let e = endpoint
         var lines = [
             "\(e.name)  \(e.disabledAt == nil ? "enabled" : "disabled (\(e.disabledReason ?? "by an operator"))")",
-            "  url          \(e.url)",
+            "  url          \(URLLabel.of(e.url))",
             "  description  \(e.description ?? "-")",
             "  receives     \(e.rawApple ? "Apple notifications as sent (raw)" : (e.eventTypes.isEmpty ? "every event" : e.eventTypes.joined(separator: ", ")))",
             "  sources      \(e.sources.isEmpty ? "stripe, apple" : e.sources.joined(separator: ", "))   environment \(e.environment.rawValue)",
