@@ -41,7 +41,8 @@ struct IngestSettings: Sendable {
     /// The text `ingest --help` shows.
     static let help = """
         Environment:
-          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
+          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
+          DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
           INGEST_HOST, INGEST_PORT  listen address of the webhooks and the API, with /healthz (default 0.0.0.0, 8080)
           INGEST_ADMIN_HOST, INGEST_ADMIN_PORT  listen address of /healthz, /readyz and /metrics; keep it off the internet (default INGEST_HOST, 9091)
           STRIPE_WEBHOOK_SECRETS    comma-separated whsec_… secrets; any one may match (none: the Stripe endpoint answers 503)
@@ -62,7 +63,7 @@ struct IngestSettings: Sendable {
         """
 
     init(environment: EnvironmentValues) throws {
-        database = try DatabaseURL(try environment.required("DATABASE_URL"))
+        database = try DatabaseURL(environment: environment)
         host = environment.string("INGEST_HOST") ?? "0.0.0.0"
         port = try environment.int("INGEST_PORT", default: 8080, range: 0...65_535)
         adminHost = environment.string("INGEST_ADMIN_HOST") ?? host

@@ -42,7 +42,8 @@ struct WorkerSettings: Sendable {
     /// The text `worker run --help` shows.
     static let help = """
         Environment:
-          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
+          DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
+          DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
           WORKER_CONCURRENCY        jobs in flight per process (default 16)
           WORKER_BATCH_SIZE         most events applied in one transaction, each in a savepoint (default 1: one each; experimental)
           WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
@@ -66,7 +67,7 @@ struct WorkerSettings: Sendable {
         """ + "\n" + RecoverySettings.help
 
     init(environment: EnvironmentValues) throws {
-        database = try DatabaseURL(try environment.required("DATABASE_URL"))
+        database = try DatabaseURL(environment: environment)
         concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
         batchSize = try environment.int("WORKER_BATCH_SIZE", default: 1, range: 1...512)
         listens = try environment.bool("WORKER_LISTEN", default: true)

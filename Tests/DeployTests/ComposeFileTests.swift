@@ -68,29 +68,54 @@ struct ComposeFileTests {
         #expect(documented.contains("DATABASE_URL") && documented.contains("STRIPE_WEBHOOK_SECRETS"))
         for (name, service) in sluiceServices {
             let environment = try #require(service["environment"] as? [String: Any], "\(name) has no environment")
-            let unknown = Set(environment.keys).subtracting(documented)
+            // NAME_FILE is NAME read from a file (README: "NAME_FILE").
+            let unknown = Set(environment.keys.map { $0.hasSuffix("_FILE") ? String($0.dropLast(5)) : $0 }).subtracting(documented)
             #expect(unknown.isEmpty, "\(name) sets variables the README does not know: \(unknown.sorted())")
         }
     }
 
-    /// Each container sees only its own secrets.
+    /// Each container sees only its own secrets, as files: none is in an environment variable.
     @Test func secretsGoOnlyWhereTheyAreUsed() throws {
-        let ingest = try #require(try value(services, "ingest-1", "environment") as? [String: Any])
-        let worker = try #require(try value(services, "worker", "environment") as? [String: Any])
-        let postgres = try #require(try value(services, "postgres", "environment") as? [String: Any])
-        #expect(ingest["STRIPE_WEBHOOK_SECRETS"] != nil && ingest["API_KEYS"] != nil && ingest["FORWARD_SECRET"] == nil)
-        #expect(worker["FORWARD_SECRET"] != nil && worker["STRIPE_WEBHOOK_SECRETS"] == nil && worker["API_KEYS"] == nil)
-        #expect(postgres.keys.allSatisfy { $0.hasPrefix("POSTGRES_") })
-        // Each process connects as its own role, never as the container's administrator.
+        let declared = try #require(compose["secrets"] as? [String: [String: Any]])
+        for (name, secret) in declared {
+            #expect(secret["file"] as? String == "./secrets/\(name)", "\(name) is not a file in deploy/secrets")
+        }
+        func secrets(_ service: String) throws -> Set<String> { Set(try #require(try value(services, service, "secrets") as? [String])) }
+        #expect(try secrets("ingest-1") == ["ingest_password", "stripe_webhook_secrets", "api_keys", "client_api_keys"])
+        #expect(try secrets("worker") == ["worker_password", "forward_targets", "forward_secret"])
+        #expect(try secrets("migrate") == ["migrate_password"])
+        #expect(try secrets("postgres") == ["postgres_password", "migrate_password", "ingest_password", "worker_password"])
+        #expect(services["nginx"]?["secrets"] == nil)
+        for (name, service) in sluiceServices {
+            let environment = try #require(service["environment"] as? [String: Any])
+            let mounted = try secrets(name)
+            for (variable, path) in environment where variable.hasSuffix("_FILE") {
+                let file = try #require(path as? String)
+                #expect(file.hasPrefix("/run/secrets/") && mounted.contains(String(file.dropFirst("/run/secrets/".count))), "\(name): \(variable)")
+            }
+            for secret in ["STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "FORWARD_TARGETS", "DATABASE_PASSWORD"] {
+                #expect(environment[secret] == nil, "\(name) has \(secret) in its environment")
+            }
+        }
+        // Each process connects as its own role, never as the container's administrator; the
+        // password comes from its file.
         for (service, role) in [("migrate", "sluice_migrate"), ("ingest-1", "sluice_ingest"), ("ingest-2", "sluice_ingest"), ("worker", "sluice_worker")] {
             let url = try #require(try value(services, service, "environment", "DATABASE_URL") as? String)
-            #expect(url.hasPrefix("postgres://\(role):"), "\(service) connects as \(role)")
+            #expect(url == "postgres://\(role)@postgres:5432/sluice", "\(service) connects as \(role)")
+            let password = role.replacingOccurrences(of: "sluice_", with: "") + "_password"
+            #expect(try value(services, service, "environment", "DATABASE_PASSWORD_FILE") as? String == "/run/secrets/\(password)")
         }
+        let postgres = try #require(try value(services, "postgres", "environment") as? [String: Any])
+        #expect(postgres.keys.allSatisfy { $0.hasPrefix("POSTGRES_") } && postgres["POSTGRES_PASSWORD"] == nil)
         let volumes = try #require(try value(services, "postgres", "volumes") as? [String])
         #expect(volumes.contains("./roles.sql:/sluice/roles.sql:ro"))
         #expect(volumes.contains("./postgres-init.sh:/docker-entrypoint-initdb.d/10-sluice-roles.sh:ro"))
         let initScript = try DeployFiles.text("deploy/postgres-init.sh")
         #expect(initScript.contains("-f /sluice/roles.sql") && initScript.contains("ON_ERROR_STOP=1"))
+        for role in ["migrate", "ingest", "worker"] { #expect(initScript.contains("secret \(role)_password")) }
+        // create.sh makes every declared secret file.
+        let create = try DeployFiles.text("deploy/secrets/create.sh")
+        for name in declared.keys { #expect(create.contains(name), "deploy/secrets/create.sh does not make \(name)") }
         #expect(compose.description.contains("whsec_") == false, "a secret value is written in compose.yaml")
     }
 

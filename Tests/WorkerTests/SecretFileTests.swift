@@ -25,6 +25,21 @@ struct SecretFileTests {
         #expect(environment.string("LOG_LEVEL") == "info")
     }
 
+    /// The URL in plain configuration, the password in a file (compose.yaml's way).
+    @Test func theDatabasePasswordMayComeApartFromTheURL() throws {
+        let environment = try EnvironmentValues.process([
+            "DATABASE_URL": "postgres://sluice_ingest@db:5432/sluice", "DATABASE_PASSWORD_FILE": try Self.file("p@ss:w/rd\n"),
+        ])
+        let url = try DatabaseURL(environment: environment)
+        #expect(url.username == "sluice_ingest" && url.password == "p@ss:w/rd")
+        #expect(try DatabaseURL(environment: EnvironmentValues(["DATABASE_URL": "postgres://u:inline@db/x"])).password == "inline")
+        let both = #expect(throws: ConfigurationError.self) {
+            try DatabaseURL(environment: EnvironmentValues(["DATABASE_URL": "postgres://u:inline@db/x", "DATABASE_PASSWORD": "other"]))
+        }
+        #expect(both?.variable == "DATABASE_PASSWORD")
+        #expect(both?.description.contains("inline") == false && both?.description.contains("other") == false)
+    }
+
     @Test func bothOrAnUnreadableFileIsAnErrorNamingTheVariable() throws {
         let both = #expect(throws: ConfigurationError.self) {
             try EnvironmentValues.process(["FORWARD_SECRET": "x", "FORWARD_SECRET_FILE": try Self.file("y")])

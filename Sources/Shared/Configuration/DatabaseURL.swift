@@ -27,6 +27,21 @@ public struct DatabaseURL: Sendable, Equatable {
     /// `?sslrootcert=`: a PEM file of trusted roots, or `system`.
     public var sslRootCert: String?
 
+    /// `DATABASE_URL`, with the password from `DATABASE_PASSWORD` (or `DATABASE_PASSWORD_FILE`)
+    /// when given, as libpq's `PGPASSWORD`: the URL can then sit in plain configuration while the
+    /// password is a secret file.
+    ///
+    /// - Throws: ``ConfigurationError`` when `DATABASE_URL` is missing or malformed, or both it
+    ///   and `DATABASE_PASSWORD` carry a password.
+    public init(environment: EnvironmentValues) throws {
+        try self.init(try environment.required("DATABASE_URL"))
+        guard let password = environment.string("DATABASE_PASSWORD") else { return }
+        guard self.password == nil else {
+            throw ConfigurationError(variable: "DATABASE_PASSWORD", reason: "is set while DATABASE_URL has a password too: give one of them")
+        }
+        self.password = password
+    }
+
     /// Parses a URL.
     ///
     /// - Throws: ``ConfigurationError`` naming what is wrong (never the password).

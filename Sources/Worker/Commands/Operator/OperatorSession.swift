@@ -17,7 +17,7 @@ enum OperatorSession {
         _ body: @Sendable @escaping (PostgresClient, Logger) async throws -> Result
     ) async throws -> Result {
         let environment = try EnvironmentValues.process()
-        let database = try DatabaseURL(try environment.required("DATABASE_URL"))
+        let database = try DatabaseURL(environment: environment)
         let (level, format) = try LoggingSetup.validate(environment: environment)
         LoggingSetup.bootstrap(level: level, format: format)
         let logger = Logger(label: "worker.operator")
