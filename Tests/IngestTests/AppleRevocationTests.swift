@@ -34,6 +34,39 @@ struct AppleRevocationTests {
         }
     }
 
+    /// Posts of one chain while its check runs wait for that check: one question per certificate.
+    @Test func concurrentPostsOfOneChainShareOneCheck() async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            responder.answer(after: .milliseconds(400))
+            try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki)) { client, db async throws in
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for _ in 0..<8 { group.addTask { try await client.postApple(try Self.notification(signedBy: pki)).status } }
+                    return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: .ok, count: 8))
+                #expect(try await db.eventCount(source: "apple") == 8)
+                #expect(responder.requestCount == 2)
+            }
+        }
+    }
+
+    /// No usable answer is remembered briefly: a burst of posts while the responder fails costs
+    /// one check, each post still a 503 that Apple retries.
+    @Test func aFailedCheckIsRememberedBriefly() async throws {
+        try await OCSPResponderStandIn.run { responder, pki in
+            responder.behave(.httpError)
+            try await IngestHarness.withIngest(environment: try Self.onlineChecks(trusting: pki)) { client, db async throws in
+                for _ in 0..<3 {
+                    let response = try await client.postApple(try Self.notification(signedBy: pki))
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(response.errorCode == "revocation_unknown")
+                }
+                #expect(responder.requestCount == 1)
+                #expect(try await db.eventCount() == 0)
+            }
+        }
+    }
+
     /// A post of the real chain with a junk signature is refused before any OCSP request.
     @Test func aJunkSignatureIsRefusedWithoutAskingTheResponder() async throws {
         try await OCSPResponderStandIn.run { responder, pki in

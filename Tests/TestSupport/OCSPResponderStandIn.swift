@@ -28,6 +28,8 @@ public final class OCSPResponderStandIn: Sendable {
         var revoked: Set<[UInt8]> = []
         var behaviour = Behaviour.answer(validity: 3_600)
         var requests = 0
+        /// How long each answer takes (a slow responder).
+        var delay = Duration.zero
     }
 
     private let state = Mutex(State())
@@ -52,6 +54,11 @@ public final class OCSPResponderStandIn: Sendable {
         state.withLock { $0.behaviour = behaviour }
     }
 
+    /// Makes each answer take `delay`.
+    public func answer(after delay: Duration) {
+        state.withLock { $0.delay = delay }
+    }
+
     /// OCSP requests received so far.
     public var requestCount: Int { state.withLock { $0.requests } }
 
@@ -63,6 +70,7 @@ public final class OCSPResponderStandIn: Sendable {
                 state.requests += 1
                 return (state, context.parameters.get("issuer") == "root")
             }
+            try await Task.sleep(for: state.delay)
             guard let pki = state.pki, let issuerKey = issuerIsRoot ? pki.rootKey : pki.intermediateKey else {
                 return Response(status: .notFound)
             }

@@ -14,8 +14,8 @@ import Synchronization
 /// the SHA-256 of its leaf and intermediate DER, with the window in which all three certificates
 /// are valid, so the same chain is not path-validated again for every notification.
 ///
-/// With a ``AppleRevocationCheck`` (`APPLE_ONLINE_CHECKS`), a chain is also checked by OCSP, and
-/// the answer is remembered with it for as long as it holds.
+/// With a ``AppleRevocationCheck`` (`APPLE_ONLINE_CHECKS`), a chain is also checked by OCSP: one
+/// check per chain at a time, its answer remembered for as long as it holds (``RevocationFlights``).
 public final class AppleChainVerifier: Sendable {
     private struct ValidatedChain {
         var key: P256.Signing.PublicKey
@@ -23,8 +23,6 @@ public final class AppleChainVerifier: Sendable {
         var validUntil: Date
         var leaf: Certificate
         var intermediate: Certificate
-        /// Until when the OCSP answers hold; `nil` without online checks.
-        var revocationCheckedUntil: Date?
     }
 
     /// Chains remembered at most; Apple signs with a handful of leaves at a time.
@@ -33,6 +31,7 @@ public final class AppleChainVerifier: Sendable {
     private let roots: [Certificate]
     private let revocationCheck: AppleRevocationCheck?
     private let cache = Mutex([[UInt8]: ValidatedChain]())
+    private let revocationFlights = RevocationFlights()
 
     /// - Parameters:
     ///   - trustedRoots: the roots a chain must lead to (Apple Root CA G3 in production).
@@ -82,12 +81,10 @@ public final class AppleChainVerifier: Sendable {
         let (cacheKey, chain) = try await validatedChain(x5c: x5c, at: time)
         try verifySignature(chain.key)
         guard let revocationCheck else { return }
-        let now = Date()
-        if let checkedUntil = chain.revocationCheckedUntil, now < checkedUntil { return }
-        var checked = chain
-        checked.revocationCheckedUntil = try await revocationCheck.check(
-            leaf: chain.leaf, intermediate: chain.intermediate, roots: roots, validAt: chain.validFrom, now: now)
-        remember(checked, as: cacheKey)
+        let roots = roots
+        try await revocationFlights.status(of: cacheKey) { () async throws(Rejection) -> Date in
+            try await revocationCheck.check(leaf: chain.leaf, intermediate: chain.intermediate, roots: roots, validAt: chain.validFrom)
+        }
     }
 
     /// The chain from the cache, or path-validated and then remembered.
