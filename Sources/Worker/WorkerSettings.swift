@@ -25,6 +25,8 @@ struct WorkerSettings: Sendable {
     var entitlementLeewaySeconds: Int
     /// `SANDBOX_ACCESS`, `SANDBOX_USERS`: as ingest's, so `is_active` in announcements reads as the read API's.
     var sandboxAccess: SandboxAccess
+    /// `TRANSFER_BEHAVIOR`: what a StoreKit sync does with a purchase linked to another user.
+    var transferBehavior: TransferBehavior
     /// `ENDPOINT_DISABLE_AFTER`: an endpoint whose deliveries have failed this long without a success is disabled.
     var endpointDisableAfterSeconds: Double
     /// `CLOCK_SWEEP_INTERVAL_SECONDS`: how often access that ran out by the clock is announced.
@@ -56,6 +58,7 @@ struct WorkerSettings: Sendable {
           FORWARD_SECRET            whsec_<base64 key> signing forwards the Standard Webhooks way (default: unsigned)
           FORWARD_TIMEOUT_SECONDS   per-delivery timeout (default 10)
           ENTITLEMENT_LEEWAY_SECONDS as ingest's: is_active in outgoing events reads as the read API's (default 3600)
+          TRANSFER_BEHAVIOR         transfer, transfer_if_inactive or keep: what a StoreKit sync does with a purchase linked to another user (default transfer)
           SANDBOX_ACCESS, SANDBOX_USERS as ingest's: whose sandbox entitlements read active in outgoing events (default anybody)
           ENDPOINT_DISABLE_AFTER    an endpoint failing continuously this long is disabled: 90s, 30m, 12h, 5d (default 5d)
           CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
@@ -85,6 +88,7 @@ struct WorkerSettings: Sendable {
         forwardTimeout = .milliseconds(Int64(timeout * 1000))
         entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
         sandboxAccess = try SandboxAccess(environment: environment)
+        transferBehavior = try TransferBehavior(environment: environment)
         let disableAfter = environment.string("ENDPOINT_DISABLE_AFTER") ?? "5d"
         guard let disableSeconds = TimeExpression.seconds(disableAfter), disableSeconds >= 1 else {
             throw ConfigurationError(variable: "ENDPOINT_DISABLE_AFTER", reason: "must be a duration such as 90s, 30m, 12h or 5d")

@@ -212,6 +212,18 @@ public struct StateStore: Sendable {
 }
 
 extension StateStore {
+    /// Keeps for operators that the purchase `entityKey` moved from a user to another
+    /// (`entitlement_transfers`), and what moved it: `sync` or `registration`.
+    public func recordTransfer(
+        entityKey: String, from fromUser: String, to toUser: String, cause: String, transactionID: String?, eventID: Int64
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO entitlement_transfers (entity_key, from_user, to_user, cause, transaction_id, event_id)
+            VALUES (\(entityKey), \(fromUser), \(toUser), \(cause), \(transactionID), \(eventID))
+            """, logger: logger)
+    }
+
     /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
         try await connection.query(

@@ -14,6 +14,8 @@ struct Decision: Sendable, Equatable {
     var links: [ProviderLink] = []
     /// Entitlements that learned their user with this event: their earlier transactions get it too.
     var newlyLinkedUsers: [String: String] = [:]
+    /// Purchases this event moved from a user to another, for `entitlement_transfers`.
+    var transfers: [EntitlementTransfer] = []
     /// Why it was recorded or stale.
     var detail: String?
 

@@ -26,6 +26,12 @@ enum StateWriter {
         for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
             try await store.assignUser(user, toTransactionsOf: entitlementKey)
         }
+        // A rebuild (no announcer) replays events already applied: their transfers are kept already.
+        for transfer in decision.transfers where announcer != nil {
+            try await store.recordTransfer(
+                entityKey: transfer.entityKey, from: transfer.fromUser, to: transfer.toUser, cause: transfer.cause,
+                transactionID: transfer.transactionID, eventID: eventID)
+        }
         for transaction in decision.transactions {
             let saved = try await store.save(transaction, eventID: eventID)
             guard let announcer, let type = TransactionChange.type(before: saved.previous, after: transaction) else { continue }

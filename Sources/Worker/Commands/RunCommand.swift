@@ -106,7 +106,9 @@ struct RunCommand: AsyncParsableCommand {
         eventsConfiguration.batchSize = settings.batchSize
         let events = WorkerPool(
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
-            handlers: EventHandlers.all(logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts),
+            handlers: EventHandlers.all(
+                logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior,
+                leeway: TimeInterval(settings.entitlementLeewaySeconds)),
             configuration: eventsConfiguration, metrics: metrics, logger: logger)
         return (events, deliveries, outbox)
     }
@@ -125,8 +127,13 @@ struct RunCommand: AsyncParsableCommand {
 /// The handlers of the events queue, by source.
 enum EventHandlers {
     /// - Parameter outbox: where changes are announced and notifications forwarded; `nil` sends nothing (`worker rebuild`).
-    static func all(logger: Logger, outbox: ForwardOutbox? = nil, stripeAccounts: Set<String> = []) -> [String: any JobHandler] {
-        let apple = AppleEventHandler(logger: logger, outbox: outbox)
+    ///   - transferBehavior: `TRANSFER_BEHAVIOR`.
+    ///   - leeway: `ENTITLEMENT_LEEWAY_SECONDS`.
+    static func all(
+        logger: Logger, outbox: ForwardOutbox? = nil, stripeAccounts: Set<String> = [], transferBehavior: TransferBehavior = .transfer,
+        leeway: TimeInterval = 0
+    ) -> [String: any JobHandler] {
+        let apple = AppleEventHandler(logger: logger, outbox: outbox, transferBehavior: transferBehavior, leeway: leeway)
         return [
             EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts, outbox: outbox),
             EventSource.apple.rawValue: apple,

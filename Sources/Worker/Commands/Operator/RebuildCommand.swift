@@ -49,8 +49,10 @@ struct RebuildCommand: AsyncParsableCommand {
         let accounts = Set(environment.list("STRIPE_ACCOUNTS"))
         let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
         let sandboxAccess = try SandboxAccess(environment: environment)
+        let transferBehavior = try TransferBehavior(environment: environment)
         let changes = try await OperatorSession.with { client, logger in
-            let handlers = EventHandlers.all(logger: logger, stripeAccounts: accounts).compactMapValues { $0 as? any EventApplier }
+            let handlers = EventHandlers.all(
+                logger: logger, stripeAccounts: accounts, transferBehavior: transferBehavior, leeway: leeway).compactMapValues { $0 as? any EventApplier }
             let rebuilder = EntityRebuilder(client: client, handlers: handlers, leeway: leeway, sandboxAccess: sandboxAccess, logger: logger)
             let keys: [String]
             if let entity {

@@ -49,6 +49,7 @@ struct AppAccountTokenHandler: BatchableJobHandler {
             guard var entitlement = try await store.entitlement(key), entitlement.userID == token else { continue }
             entitlement.userID = registration.userID
             decision.entitlements.append(entitlement)
+            decision.transfers.append(EntitlementTransfer(entityKey: key, fromUser: token, toUser: registration.userID, cause: "registration"))
         }
         try await store.reassignTransactionsAndLinks(of: token, to: registration.userID)
         if decision.entitlements.isEmpty {

@@ -14,6 +14,10 @@ struct AppleEventHandler: BatchableJobHandler {
     /// Where applied changes are announced and notifications (not StoreKit syncs) forwarded;
     /// `nil` sends nothing.
     var outbox: ForwardOutbox?
+    /// `TRANSFER_BEHAVIOR`: what a sync does with a purchase linked to another user.
+    var transferBehavior: TransferBehavior = .transfer
+    /// `ENTITLEMENT_LEEWAY_SECONDS`, for whether a purchase still gives its user access.
+    var leeway: TimeInterval = 0
 
     func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
         let (event, syncedUser) = try Self.decode(job)
@@ -44,17 +48,41 @@ struct AppleEventHandler: BatchableJobHandler {
         let key = AppleDecider.entityKey(originalTransactionID: originalID, environment: event.environment)
         try await store.lock(key)
         let entitlement = try await store.entitlement(key)
-        // The signed appAccountToken decides; else the user a sync names; else whom the purchase is
-        // linked to. A token the app's server registered is followed to its user.
-        var user = tx.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() } ?? syncedUser
+        // The signed appAccountToken decides; else the user a sync names (as TRANSFER_BEHAVIOR
+        // allows, when the purchase is another user's); else whom the purchase is linked to. A
+        // token the app's server registered is followed to its user.
+        let signedUser = tx.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        var user = signedUser ?? syncedUser
         if user == nil {
             user = try await store.link(.appleOriginalTransaction, originalID, scope: AppleDecider.linkScope(event.environment))?.userID
         }
+        var userID = try await store.userFollowingAppAccountToken(user ?? entitlement?.userID)
+        var transfer: EntitlementTransfer?
+        var keptBecause: String?
+        if signedUser == nil, syncedUser != nil, let userID = userID, let entitlement,
+           let holder = try await store.userFollowingAppAccountToken(entitlement.userID), holder != userID {
+            switch transferBehavior.verdict(
+                signedAt: event.time, newestEvent: entitlement.lastEventTime,
+                holderIsActive: entitlement.isActive(at: Date(), leeway: leeway)) {
+            case .move:
+                transfer = EntitlementTransfer(entityKey: key, fromUser: holder, toUser: userID, cause: "sync", transactionID: tx.transactionId)
+            case .keep(let reason):
+                keptBecause = reason
+            }
+        }
+        if keptBecause != nil { userID = try await store.userFollowingAppAccountToken(entitlement?.userID) }
         let state = AppleDecider.State(
             entitlement: entitlement,
             transaction: try await store.transaction(.storeKit, tx.transactionId, environment: event.environment),
-            userID: try await store.userFollowingAppAccountToken(user ?? entitlement?.userID))
-        return try await StateWriter.save(AppleDecider.decide(event, state), eventID: job.id, to: store, announcer: announcer)
+            userID: userID)
+        var decision = AppleDecider.decide(event, state)
+        if let transfer, decision.entitlements.contains(where: { $0.entityKey == key && $0.userID == transfer.toUser }) {
+            decision.transfers = [transfer]
+        }
+        if let keptBecause {
+            decision.detail = [decision.detail, "kept with its user, not moved to the syncing one: \(keptBecause)"].compactMap { $0 }.joined(separator: "; ")
+        }
+        return try await StateWriter.save(decision, eventID: job.id, to: store, announcer: announcer)
     }
 
     /// The decoded event, and the user a StoreKit sync named.
