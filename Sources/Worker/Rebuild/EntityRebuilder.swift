@@ -64,13 +64,16 @@ struct EntityRebuilder: Sendable {
         let entitlementBefore = try await store.entitlement(key)
         let before = try await snapshot(key, store: store, on: connection)
         var jobs: [ClaimedJob] = []
-        for try await (id, source, payload) in try await connection.query(
+        for try await (id, source, payload, type, externalID, origin) in try await connection.query(
             """
-            SELECT e.id, e.source, e.payload FROM applied_events a JOIN events e ON e.id = a.event_id
+            SELECT e.id, e.source, e.payload, e.type, e.external_id, e.origin FROM applied_events a JOIN events e ON e.id = a.event_id
             WHERE a.entity_key = \(key) ORDER BY e.event_time NULLS FIRST, e.id
             """, logger: logger
-        ).decode((Int64, String, ByteBuffer).self) {
-            jobs.append(ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload))
+        ).decode((Int64, String, ByteBuffer, String, String, String).self) {
+            // The same columns a dequeued job carries: handlers dispatch on them.
+            jobs.append(ClaimedJob(
+                id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload,
+                attributes: ["type": type, "external_id": externalID, "origin": origin]))
         }
         try await connection.query(
             """

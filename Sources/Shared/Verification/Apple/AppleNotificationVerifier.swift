@@ -25,15 +25,31 @@ public struct AppleNotificationVerifier: Sendable {
         }
     }
 
-    /// The body of `POST /v1/webhooks/appstore-notifications`.
-    struct NotificationBody: Decodable {
+    /// The body of `POST /v1/webhooks/appstore-notifications`, and the payload stored for it:
+    /// only the verified JWS, whatever else the request carried.
+    struct NotificationBody: Codable {
         var signedPayload: String
     }
 
-    /// The body of `POST /v1/iap/storekit-transactions`.
-    struct StoreKitBody: Decodable {
+    /// The body of `POST /v1/iap/storekit-transactions`, and the payload stored for it: the
+    /// verified transaction and the normalised `user_id`, nothing else.
+    struct StoreKitBody: Codable {
         var signed_transaction: String
         var user_id: String
+    }
+
+    /// The stored form of a verified body: its members in one order, no padding, no other keys.
+    static func canonical(_ body: some Encodable) -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings only: encoding cannot fail.
+        return ByteBuffer(data: (try? encoder.encode(body)) ?? Data())
+    }
+
+    /// A `user_id` as stored and compared: a UUID (an `appAccountToken`) in lowercase, so its case
+    /// variants are one user; any other id as it is (apps' ids may be case-sensitive).
+    static func normalizedUserID(_ text: String) -> String {
+        UUID(uuidString: text) != nil ? text.lowercased() : text
     }
 
     /// The event type stored for a synced StoreKit transaction.
@@ -89,7 +105,7 @@ public struct AppleNotificationVerifier: Sendable {
         return EventRecord(
             source: .apple, externalID: notification.notificationUUID, type: notification.notificationType,
             subtype: notification.subtype, environment: notification.environment, eventTime: notification.signedDate,
-            orderingKey: orderingKey, payload: body)
+            orderingKey: orderingKey, payload: Self.canonical(NotificationBody(signedPayload: request.signedPayload)))
     }
 
     /// Verifies a StoreKit sync body `{"signed_transaction":"<JWS>","user_id":"…"}`, from either
@@ -113,6 +129,7 @@ public struct AppleNotificationVerifier: Sendable {
         guard !request.user_id.isEmpty, request.user_id.utf8.count <= 255 else {
             throw Rejection(.malformed, "user_id must be 1 to 255 bytes")
         }
+        let userID = Self.normalizedUserID(request.user_id)
         let transaction = try await jws.verify(request.signed_transaction, as: AppleTransactionPayload.self)
         guard PurchaseEnvironment(apple: transaction.environment) != nil else {
             throw Rejection(
@@ -122,12 +139,13 @@ public struct AppleNotificationVerifier: Sendable {
         guard !transaction.transactionId.isEmpty, transaction.transactionId.utf8.count <= 255 else {
             throw Rejection(.malformed, "the transactionId is empty or too long")
         }
-        let token = transaction.appAccountToken.flatMap { $0.isEmpty || $0.lowercased() == request.user_id.lowercased() ? nil : $0 }
+        let token = transaction.appAccountToken.flatMap { $0.isEmpty || $0.lowercased() == userID.lowercased() ? nil : $0 }
         let record = EventRecord(
-            source: .storekit, externalID: Self.syncKey(transaction, userID: request.user_id), type: Self.storeKitEventType,
+            source: .storekit, externalID: Self.syncKey(transaction, userID: userID), type: Self.storeKitEventType,
             environment: transaction.environment, eventTime: transaction.signedDate,
-            orderingKey: transaction.originalTransactionId ?? transaction.transactionId, payload: body)
-        return (record, transaction.transactionId, request.user_id, token)
+            orderingKey: transaction.originalTransactionId ?? transaction.transactionId,
+            payload: Self.canonical(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
+        return (record, transaction.transactionId, userID, token)
     }
 
     /// Verifies one subscription of an App Store Server API status answer (Get All Subscription

@@ -86,6 +86,9 @@ struct AppleEventHandler: BatchableJobHandler {
     }
 
     /// The decoded event, and the user a StoreKit sync named.
+    ///
+    /// What a row is comes from its `source`, `type` and `origin` columns, never from the shape of
+    /// its payload: a subscription status is one the worker's reconciliation stored.
     static func decode(_ job: ClaimedJob) throws -> (AppleDecider.Event, String?) {
         let body = Data(buffer: job.payload)
         if job.kind == EventSource.storekit.rawValue {
@@ -95,7 +98,12 @@ struct AppleEventHandler: BatchableJobHandler {
                 environment: try environment(transaction.environment), transaction: transaction)
             return (event, user)
         }
-        if let status = try AppleSignedPayloadDecoder.subscriptionStatus(body: body) {
+        if job.attributes["type"] == AppleNotificationVerifier.subscriptionStatusEventType {
+            guard job.attributes["origin"] == EventOrigin.reconciliation.rawValue,
+                  let status = try AppleSignedPayloadDecoder.subscriptionStatus(body: body)
+            else {
+                throw Rejection(.malformed, "a subscription status row must be the reconciliation's, with its status body")
+            }
             let time = [status.transaction.signedDate, status.renewal?.signedDate].compactMap { $0 }.max() ?? Date()
             let event = AppleDecider.Event(
                 eventID: job.id, type: AppleNotificationVerifier.subscriptionStatusEventType,
