@@ -8,7 +8,7 @@ import Prometheus
 import Shared
 
 /// The request context of every `ingest` route.
-typealias IngestContext = BasicRequestContext
+typealias IngestContext = IngestRequestContext
 
 /// Builds the `ingest` application: the PostgreSQL client, the group-commit writer and the HTTP
 /// server, run in that order and shut down in reverse (the server stops accepting and finishes
@@ -65,6 +65,14 @@ func buildRouter(
             configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
     }
     let tokens = AppAccountTokens(client: client, logger: logger)
+    // One set of limits for every API route: a key's requests count together.
+    let limits = RequestLimits(
+        perKey: settings.rateLimitPerKey == 0
+            ? nil : RateLimiter(.init(perSecond: Double(settings.rateLimitPerKey), burst: Double(2 * settings.rateLimitPerKey))),
+        perAddress: settings.rateLimitPerAddress == 0
+            ? nil : RateLimiter(.init(perSecond: Double(settings.rateLimitPerAddress), burst: Double(max(20, 2 * settings.rateLimitPerAddress)))),
+        trustForwardedFor: settings.trustForwardedFor, metrics: metrics)
+    let apiKeys = APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys, limits: limits)
     let webhooks = WebhookController<IngestContext>(
         receiver: EventReceiver(
             writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes,
@@ -72,16 +80,17 @@ func buildRouter(
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,
-        apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys), tokens: tokens)
+        apiKeys: apiKeys, tokens: tokens,
+        syncUsers: StoreKitSyncUsers(client: client, limit: settings.syncMaxUsersPerTransaction, logger: logger))
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
-        reader: StateReader(client: client, logger: logger), apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys),
+        reader: StateReader(client: client, logger: logger), apiKeys: apiKeys,
         leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
         sandboxAccess: settings.sandboxAccess)
         .addRoutes(to: router)
     AppAccountTokenController<IngestContext>(
-        tokens: tokens, apiKeys: APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys))
+        tokens: tokens, apiKeys: apiKeys)
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)

@@ -11,6 +11,7 @@ import Shared
 /// | `sluice_ingest_events_total` | `source`, `result` (`stored`, `duplicate`) |
 /// | `sluice_ingest_store_failures_total` | `source` |
 /// | `sluice_ingest_store_duration_seconds` | histogram of the wait for the commit |
+/// | `sluice_ingest_rate_limited_total` | `limit` (`per_key`, `per_address`): API requests answered `429` |
 final class IngestMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     private let storeDuration: DurationHistogram
@@ -23,6 +24,7 @@ final class IngestMetrics: Sendable {
     private static var rejections: MetricNameDescriptor { name("rejections", unit: "total", help: "Requests refused by verification, by reason") }
     private static var events: MetricNameDescriptor { name("events", unit: "total", help: "Verified events, stored new or found already stored") }
     private static var storeFailures: MetricNameDescriptor { name("store_failures", unit: "total", help: "Verified events that could not be stored (answered 503)") }
+    private static var rateLimited: MetricNameDescriptor { name("rate_limited", unit: "total", help: "API requests refused with 429, by limit") }
     private static var storeDurationName: MetricNameDescriptor {
         name("store_duration", unit: "seconds", help: "Time from handing an event to the writer until its commit")
     }
@@ -37,6 +39,15 @@ final class IngestMetrics: Sendable {
         for source in EventSource.allCases {
             for reason in Rejection.Reason.all { _ = rejectionCounter(source: source, reason: reason) }
         }
+        for limit in ["per_key", "per_address"] { _ = rateLimitedCounter(limit) }
+    }
+
+    func countRateLimited(limit: String) {
+        rateLimitedCounter(limit).increment()
+    }
+
+    private func rateLimitedCounter(_ limit: String) -> Counter {
+        registry.makeCounter(descriptor: Self.rateLimited, labels: [("limit", limit)])
     }
 
     func countRequest(route: String, status: Int) {

@@ -42,10 +42,18 @@ struct EffectChecker: Sendable {
         return .applied
     }
 
+    /// A read, waiting out `429`s as their `Retry-After` says (the API's rate limit), up to ten times.
     private func get<Answer: Decodable>(_ path: String) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.headers.add(name: "X-Sluice-Key", value: apiKey)
-        let response = try await client.execute(request, timeout: .seconds(10))
+        var response = try await client.execute(request, timeout: .seconds(10))
+        var waits = 0
+        while response.status == .tooManyRequests, waits < 10 {
+            _ = try await response.body.collect(upTo: 1 << 20)
+            waits += 1
+            try await Task.sleep(for: .seconds(Int(response.headers.first(name: "Retry-After") ?? "") ?? 1))
+            response = try await client.execute(request, timeout: .seconds(10))
+        }
         let body = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else {
             throw ReadAPIError(message: "GET \(path) answered \(response.status.code): \(String(buffer: body))")

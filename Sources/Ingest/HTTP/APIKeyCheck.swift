@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HTTPTypes
+import NIOCore
 import Shared
 
 /// Checks the API key of the StoreKit sync and read API (`X-Sluice-Key: KEY` or `Authorization: Bearer KEY`).
@@ -17,11 +18,17 @@ struct APIKeyCheck: Sendable {
 
     private let server: [[UInt8]]
     private let client: [[UInt8]]
+    /// The rate limits an accepted key's requests count against; `nil` for none.
+    private let limits: RequestLimits?
 
-    /// - Parameters: the SHA-256 digests of the keys (``APIKeyDigests/parse(_:variable:)``).
-    init(server: [[UInt8]], client: [[UInt8]] = []) {
+    /// - Parameters:
+    ///   - server: the SHA-256 digests of the server keys (``APIKeyDigests/parse(_:variable:)``).
+    ///   - client: the client keys' digests.
+    ///   - limits: the rate limits, or `nil` for none.
+    init(server: [[UInt8]], client: [[UInt8]] = [], limits: RequestLimits? = nil) {
         self.server = server
         self.client = client
+        self.limits = limits
     }
 
     /// Plain keys, for tests and tools.
@@ -29,32 +36,39 @@ struct APIKeyCheck: Sendable {
         self.init(server: keys.map(APIKeyDigests.digest))
     }
 
-    /// The read API: a server key.
+    /// The read API and token registration: a server key, within the rate limits.
     ///
-    /// - Throws: ``APIError`` `401` when the key is missing or unknown, `403` for a client key.
-    func requireServer(_ request: Request) throws {
-        if try role(request) != .server {
+    /// - Parameter remoteAddress: the connection's peer, for the client address's limit.
+    /// - Throws: ``APIError`` `401` when the key is missing or unknown, `403` for a client key,
+    ///   `429` over a rate limit.
+    func requireServer(_ request: Request, from remoteAddress: SocketAddress? = nil) throws {
+        if try role(request, from: remoteAddress) != .server {
             throw APIError(.forbidden, code: "forbidden", message: "a client key may only sync StoreKit transactions; the read API takes a server key")
         }
     }
 
-    /// The StoreKit sync: a server or a client key.
-    func requireAny(_ request: Request) throws {
-        _ = try role(request)
+    /// The StoreKit sync: a server or a client key, within the rate limits.
+    func requireAny(_ request: Request, from remoteAddress: SocketAddress? = nil) throws {
+        _ = try role(request, from: remoteAddress)
     }
 
-    private func role(_ request: Request) throws -> Role {
+    private func role(_ request: Request, from remoteAddress: SocketAddress?) throws -> Role {
         guard let presented = Self.presentedKey(request.headers) else {
             throw APIError(.unauthorized, code: "unauthorized", message: "an API key is required (X-Sluice-Key or Authorization: Bearer)")
         }
-        guard let role = role(of: presented) else {
+        let digest = APIKeyDigests.digest(presented)
+        guard let role = role(ofDigest: digest) else {
             throw APIError(.unauthorized, code: "unauthorized", message: "the API key is not accepted")
         }
+        try limits?.admit(keyDigest: digest, role: role, request: request, remoteAddress: remoteAddress)
         return role
     }
 
     func role(of key: String) -> Role? {
-        let presented = APIKeyDigests.digest(key)
+        role(ofDigest: APIKeyDigests.digest(key))
+    }
+
+    private func role(ofDigest presented: [UInt8]) -> Role? {
         let isServer = Self.matches(presented, server)
         let isClient = Self.matches(presented, client)
         return isServer ? .server : isClient ? .client : nil

@@ -12,7 +12,7 @@ import Shared
 /// Body `{"app_account_token":"<UUID>"}`. `201` when registered (what Apple state was stored under
 /// the token moves to the user, announced as `entitlement.transferred`), `200` when it already
 /// was this user's, `409 token_conflict` when it is another user's. A user may have several tokens.
-struct AppAccountTokenController<Context: RequestContext>: Sendable {
+struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: AppAccountTokens
     let apiKeys: APIKeyCheck
 
@@ -32,7 +32,7 @@ struct AppAccountTokenController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.requireServer(request)
+        try apiKeys.requireServer(request, from: context.remoteAddress)
         guard let user = context.parameters.get("user_id"), !user.isEmpty, user.utf8.count <= 255 else {
             throw APIError(.badRequest, code: "malformed", message: "user_id must be 1 to 255 bytes")
         }

@@ -11,7 +11,7 @@ import Shared
 /// Only `/healthz`, which costs nothing, is served on the public port too (``addLiveness(to:)``):
 /// `/readyz` costs a query and `/metrics` tells how the service is doing, so both are on the
 /// admin port only (`INGEST_ADMIN_PORT`).
-struct HealthController<Context: RequestContext>: Sendable {
+struct HealthController<Context: RemoteAddressRequestContext>: Sendable {
     let readiness: DatabaseReadiness
     let registry: PrometheusCollectorRegistry
 

@@ -7,7 +7,7 @@ import NIOFoundationCompat
 
 /// `GET /v1/iap/entitlements?user_id=|email=[&environment=]` and
 /// `GET /v1/iap/transaction-history?user_id=[&limit=][&starting_after=][&environment=]`.
-struct ReadController<Context: RequestContext>: Sendable {
+struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
     let reader: StateReader
     let apiKeys: APIKeyCheck
     /// How long past `expires_at` an entitlement still reads active (`ENTITLEMENT_LEEWAY_SECONDS`).
@@ -27,7 +27,7 @@ struct ReadController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func entitlements(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.requireServer(request)
+        try apiKeys.requireServer(request, from: context.remoteAddress)
         let query = request.uri.queryParameters
         let environment = try environment(query)
         let found: [StateReader.Entitlement]
@@ -48,7 +48,7 @@ struct ReadController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.requireServer(request)
+        try apiKeys.requireServer(request, from: context.remoteAddress)
         let query = request.uri.queryParameters
         guard let user = query["user_id"].map(String.init), !user.isEmpty else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id")

@@ -8,7 +8,7 @@ import Logging
 
 /// `POST /v1/webhooks/stripe`, `POST /v1/webhooks/appstore-notifications[/]` and
 /// `POST /v1/iap/storekit-transactions`: verify, store, answer.
-struct WebhookController<Context: RequestContext>: Sendable {
+struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
     let receiver: EventReceiver
     /// `nil` when `STRIPE_WEBHOOK_SECRETS` is empty: the endpoint answers 503.
     let stripe: StripeSignatureVerifier?
@@ -17,6 +17,8 @@ struct WebhookController<Context: RequestContext>: Sendable {
     let apiKeys: APIKeyCheck
     /// Whose each registered `appAccountToken` is: a sync naming a token's user is that user's.
     let tokens: AppAccountTokens
+    /// At most `SYNC_MAX_USERS_PER_TRANSACTION` users per purchase.
+    let syncUsers: StoreKitSyncUsers
 
     static var stripePath: RouterPath { "/v1/webhooks/stripe" }
     static var applePath: RouterPath { "/v1/webhooks/appstore-notifications" }
@@ -54,7 +56,7 @@ struct WebhookController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func receiveStoreKit(_ request: Request, context: Context) async throws -> Response {
-        try apiKeys.requireAny(request)
+        try apiKeys.requireAny(request, from: context.remoteAddress)
         let apple = try configuredApple(context)
         // Either environment: the signed transaction says which (`?sandbox=true` is accepted and ignored).
         let body = try await receiver.readBody(request, source: .storekit)
@@ -73,6 +75,12 @@ struct WebhookController<Context: RequestContext>: Sendable {
             }
         }
         let (record, transactionID) = (sync.record, sync.transactionID)
+        let admitted = try await syncUsers.admit(originalTransactionID: record.orderingKey ?? transactionID, userID: sync.userID)
+        try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
+            guard admitted else {
+                throw Rejection(.tooManyUsers, "this purchase was synced for \(syncUsers.limit) other users already (SYNC_MAX_USERS_PER_TRANSACTION)")
+            }
+        }
         let result = try await receiver.store(record, logger: context.logger)
         let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID])
         return Self.json(result == .stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))

@@ -51,12 +51,14 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let revocationUnknown = Reason("revocation_unknown", 503)
         /// A StoreKit sync whose `user_id` is not the transaction's signed `appAccountToken`.
         public static let userMismatch = Reason("user_mismatch", 409)
+        /// A StoreKit sync of a purchase already synced for `SYNC_MAX_USERS_PER_TRANSACTION` other users.
+        public static let tooManyUsers = Reason("too_many_users", 409)
 
         public static let all: [Reason] = [
             .missingSignature, .malformedSignature, .malformed, .tooLarge, .unsupportedMediaType, .requestTimeout,
             .badSignature, .expired,
             .unsupportedAlgorithm, .untrustedChain, .missingOID, .revoked, .revocationUnknown, .wrongBundle, .wrongEnvironment,
-            .wrongApp, .userMismatch,
+            .wrongApp, .userMismatch, .tooManyUsers,
         ]
 
         public var description: String { code }

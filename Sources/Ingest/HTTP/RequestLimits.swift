@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import Shared
+
+/// The API's rate limits (`RATE_LIMIT_PER_KEY`, `RATE_LIMIT_PER_ADDRESS`): every request with an
+/// API key counts against its key; a request with a client key (an app's StoreKit sync) also
+/// against its client address, since every install shares that key. Over a limit is `429` with
+/// `Retry-After`, counted in `sluice_ingest_rate_limited_total`.
+struct RequestLimits: Sendable {
+    /// Per key, or `nil` when off.
+    let perKey: RateLimiter?
+    /// Per client address for client keys, or `nil` when off.
+    let perAddress: RateLimiter?
+    /// `TRUST_FORWARDED_FOR`: the client address is the last `X-Forwarded-For` entry (the one
+    /// Sluice's own proxy added), not the connection's peer.
+    let trustForwardedFor: Bool
+    let metrics: IngestMetrics
+
+    /// - Throws: ``APIError`` `429` when the key or the address is over its limit.
+    func admit(keyDigest: [UInt8], role: APIKeyCheck.Role, request: Request, remoteAddress: SocketAddress?) throws {
+        if let perKey, case .limited(let seconds) = perKey.take(Self.hex(keyDigest.prefix(8))) {
+            throw limited("this API key", seconds: seconds, limit: "per_key")
+        }
+        guard role == .client, let perAddress, let address = clientAddress(request, remoteAddress: remoteAddress) else { return }
+        if case .limited(let seconds) = perAddress.take(address) {
+            throw limited("this client address", seconds: seconds, limit: "per_address")
+        }
+    }
+
+    /// The client's address: the connection's peer, or behind a trusted proxy the last
+    /// `X-Forwarded-For` entry (earlier entries are whatever the client sent).
+    func clientAddress(_ request: Request, remoteAddress: SocketAddress?) -> String? {
+        if trustForwardedFor, let forwarded = request.headers[.xForwardedFor],
+           let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
+            return last
+        }
+        return remoteAddress?.ipAddress
+    }
+
+    private func limited(_ who: String, seconds: Int, limit: String) -> APIError {
+        metrics.countRateLimited(limit: limit)
+        return APIError(
+            .tooManyRequests, code: "rate_limited", message: "too many requests from \(who); retry after \(seconds) s",
+            headers: [.retryAfter: "\(seconds)"])
+    }
+
+    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = Self("X-Forwarded-For")!
+}
