@@ -81,13 +81,20 @@ def main():
     for workload in ("noop", "mixed"):
         for processes in ("1", "2", "4"):
             for batch in ("1", "16"):
-                drain = find(results, "drain", workload=workload, processes=processes, batch=batch)
+                drain = find(results, "drain", workload=workload, processes=processes, batch=batch, proofs="off")
                 if drain:
                     row(f"drain through `worker run`, {workload}, {processes} process(es), WORKER_BATCH_SIZE={batch}",
                         f"{drain['rate']} events/s; table {drain['filled_mib']} → {drain['drained_mib']} → {drain['pruned_mib']} MiB (filled → drained → pruned); worker RSS {drain['worker_rss_mib']} MiB",
                         f"pgqueuer no-op best: {pgqueuer['jobs_per_s'] if pgqueuer else 'n/a'} jobs/s",
                         ratio(number(drain, "rate"), number(pgqueuer, "jobs_per_s")),
                         "realistic ≥ 0.5× pgqueuer" if workload == "mixed" else "—")
+    for workload in ("noop", "mixed"):
+        proven = find(results, "drain", workload=workload, processes="1", batch="1", proofs="on")
+        plain = find(results, "drain", workload=workload, processes="1", batch="1", proofs="off")
+        if proven and plain:
+            row(f"drain with EVENT_SIGNING_KEY (every row's HMAC checked), {workload}, 1 process",
+                f"{proven['rate']} events/s", f"the same without: {plain['rate']} events/s",
+                ratio(number(proven, "rate"), number(plain, "rate")), "≥ 0.95× (a check costs ≤ 5 %)")
     for kind, values in results:
         if kind == "e2e":
             row(f"end to end, {values['label']}",

@@ -28,6 +28,13 @@ struct ApplyBenchmark: AsyncParsableCommand {
     @Option(help: "The worker binary.") var worker = ".build-release/release/worker"
     @Option(parsing: .upToNextOption, help: "WORKER_BATCH_SIZE values to measure, each on a fresh backlog (1: a transaction per event, the baseline).")
     var batchSizes = [1, 16]
+    @Option(parsing: .upToNextOption, help: "EVENT_SIGNING_KEY off and/or on, each on a fresh backlog (on: rows proven, the worker checks each).")
+    var proofs = [Proofs.off]
+
+    enum Proofs: String, ExpressibleByArgument, CaseIterable { case off, on }
+
+    /// The key both the backlog's store and the workers use when proofs are on.
+    static let proofKey = "apply-benchmark-event-signing-key-0123456789"
 
     func run() async throws {
         guard let text = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -41,8 +48,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
             let records = try workload == .noop ? Self.noopEvents(events) : Self.mixedEvents(events, signer: signer)
             for count in processes {
                 for batchSize in batchSizes {
-                    try await measure(
-                        server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize)
+                    for proof in proofs {
+                        try await measure(
+                            server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize,
+                            proof: proof)
+                    }
                 }
             }
         }
@@ -51,21 +61,21 @@ struct ApplyBenchmark: AsyncParsableCommand {
     /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
     /// then prunes; prints one `RESULT` line.
     private func measure(
-        server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int
+        server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int, proof: Proofs
     ) async throws {
         let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
         let filledBytes = try await DatabaseSession.with(url, logger: logger) { client in
             try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: Self.sqlDirectory()))
-            let store = EventStore(client: client, logger: logger)
+            let store = EventStore(client: client, proof: proof == .on ? try EventProof(secret: Self.proofKey) : nil, logger: logger)
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
             }
             try await client.query("VACUUM ANALYZE events", logger: logger)
             return try await Self.eventsTableBytes(client, logger: logger)
         }
-        let workers = try (0..<processes).map { _ in try startWorker(url: url, batchSize: batchSize) }
+        let workers = try (0..<processes).map { _ in try startWorker(url: url, batchSize: batchSize, proof: proof) }
         let started = ContinuousClock.now
         let (done, failed) = try await DatabaseSession.with(url, logger: logger) { client -> (Int64, Int64) in
             while true {
@@ -94,11 +104,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let rate = Double(done) / seconds
         func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
         print(String(
-            format: "  %@, %d process(es), batch %d: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
-            workload.rawValue, processes, batchSize, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "  %@, %d process(es), batch %d, proofs %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
+            workload.rawValue, processes, batchSize, proof.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
         print(String(
-            format: "RESULT drain workload=%@ processes=%d batch=%d rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
-            workload.rawValue, processes, batchSize, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
+            workload.rawValue, processes, batchSize, proof.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
     }
 
     /// Heap, indexes and TOAST of the events queue.
@@ -137,7 +147,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
         }
     }
 
-    private func startWorker(url: DatabaseURL, batchSize: Int) throws -> Process {
+    private func startWorker(url: DatabaseURL, batchSize: Int, proof: Proofs) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: worker)
         process.arguments = ["run"]
@@ -147,6 +157,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
         environment["WORKER_BATCH_SIZE"] = "\(batchSize)"
         environment["LOG_LEVEL"] = "error"
         environment["METRICS_PORT"] = "0"
+        environment["EVENT_SIGNING_KEY"] = proof == .on ? Self.proofKey : nil
         process.environment = environment
         try process.run()
         return process

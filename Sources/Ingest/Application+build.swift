@@ -18,7 +18,7 @@ typealias IngestContext = IngestRequestContext
 func buildApplication(settings: IngestSettings, logger: Logger) throws -> some ApplicationProtocol {
     let client = PostgresClient(
         configuration: try settings.database.clientConfiguration(maximumConnections: 12), backgroundLogger: logger)
-    let writer = GroupCommitWriter(store: EventStore(client: client, logger: logger), logger: logger)
+    let writer = GroupCommitWriter(store: EventStore(client: client, proof: settings.eventProof, logger: logger), logger: logger)
     let metrics = IngestMetrics()
     let router = try buildRouter(settings: settings, client: client, writer: writer, metrics: metrics, logger: logger)
     var app = Application(
@@ -64,13 +64,13 @@ func buildRouter(
             chainVerifier: AppleChainVerifier(trustedRoots: roots.certificates, revocationCheck: settings.appleRevocationCheck),
             configuration: .init(bundleIDs: settings.appleBundleIDs, appAppleID: settings.appleAppAppleID))
     }
-    let tokens = AppAccountTokens(client: client, logger: logger)
+    let tokens = AppAccountTokens(client: client, proof: settings.eventProof, logger: logger)
     // One set of limits for every API route: a key's requests count together.
     let limits = RequestLimits(
         perKey: settings.rateLimitPerKey == 0
-            ? nil : RateLimiter(.init(perSecond: Double(settings.rateLimitPerKey), burst: Double(2 * settings.rateLimitPerKey))),
+            ? nil : RateLimiter(.init(perSecond: settings.rateLimitPerKey, burst: max(2, 2 * settings.rateLimitPerKey).rounded(.down))),
         perAddress: settings.rateLimitPerAddress == 0
-            ? nil : RateLimiter(.init(perSecond: Double(settings.rateLimitPerAddress), burst: Double(max(20, 2 * settings.rateLimitPerAddress)))),
+            ? nil : RateLimiter(.init(perSecond: settings.rateLimitPerAddress, burst: max(20, 2 * settings.rateLimitPerAddress).rounded(.down))),
         trustForwardedFor: settings.trustForwardedFor, metrics: metrics)
     let apiKeys = APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys, limits: limits)
     let webhooks = WebhookController<IngestContext>(
@@ -108,6 +108,9 @@ func buildRouter(
         logger.warning("APPLE_BUNDLE_IDS is not set: the Apple endpoints answer 503")
     }
     if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the read API answers 401") }
+    if settings.eventProof == nil {
+        logger.warning("EVENT_SIGNING_KEY is not set: stored rows carry no proof, and the worker trusts whatever the database holds")
+    }
     return router
 }
 

@@ -38,10 +38,12 @@ struct IngestSettings: Sendable {
     /// `SYNC_MAX_USERS_PER_TRANSACTION`: how many users one purchase may be synced for.
     var syncMaxUsersPerTransaction: Int
     /// `RATE_LIMIT_PER_KEY`, `RATE_LIMIT_PER_ADDRESS`: requests per second (0: off).
-    var rateLimitPerKey: Int
-    var rateLimitPerAddress: Int
+    var rateLimitPerKey: Double
+    var rateLimitPerAddress: Double
     /// `TRUST_FORWARDED_FOR`: behind Sluice's own proxy, the client address is the last `X-Forwarded-For` entry.
     var trustForwardedFor: Bool
+    /// `EVENT_SIGNING_KEY`: the proof each stored row carries, which the worker checks.
+    var eventProof: EventProof?
     var logLevel: String
     var logFormat: String
 
@@ -62,9 +64,10 @@ struct IngestSettings: Sendable {
           READ_API_ENVIRONMENT      production, sandbox or all: the read API's environment when a request names none (default all)
           SANDBOX_ACCESS            anybody, listed or nobody: whose Sandbox and Stripe test-mode entitlements give access (default anybody, for App Review)
           SYNC_MAX_USERS_PER_TRANSACTION how many users one purchase may be synced for; more is 409 too_many_users (default 10)
-          RATE_LIMIT_PER_KEY        API requests per second per key, bursts of twice that; over it 429 (default 1000; 0: off)
-          RATE_LIMIT_PER_ADDRESS    client-key requests (app syncs) per second per client address, bursts of 20 or twice that (default 5; 0: off)
+          RATE_LIMIT_PER_KEY        API requests per second per key (may be fractional), bursts of twice that or 2; over it 429 (default 1000; 0: off)
+          RATE_LIMIT_PER_ADDRESS    client-key requests (app syncs) per second per client address, bursts of twice that or 20 (default 5; 0: off)
           TRUST_FORWARDED_FOR       true behind Sluice's own proxy: the client address is the last X-Forwarded-For entry (default false)
+          EVENT_SIGNING_KEY         ≥ 32 characters, the same on ingest and worker: rows carry its HMAC, and the worker applies no row without it
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -112,9 +115,10 @@ struct IngestSettings: Sendable {
         self.readEnvironment = filter
         sandboxAccess = try SandboxAccess(environment: environment)
         syncMaxUsersPerTransaction = try environment.int("SYNC_MAX_USERS_PER_TRANSACTION", default: 10, range: 1...10_000)
-        rateLimitPerKey = try environment.int("RATE_LIMIT_PER_KEY", default: 1_000, range: 0...1_000_000)
-        rateLimitPerAddress = try environment.int("RATE_LIMIT_PER_ADDRESS", default: 5, range: 0...1_000_000)
+        rateLimitPerKey = try environment.double("RATE_LIMIT_PER_KEY", default: 1_000, range: 0...1_000_000)
+        rateLimitPerAddress = try environment.double("RATE_LIMIT_PER_ADDRESS", default: 5, range: 0...1_000_000)
         trustForwardedFor = try environment.bool("TRUST_FORWARDED_FOR", default: false)
+        eventProof = try EventProof.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

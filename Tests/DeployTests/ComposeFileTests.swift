@@ -81,8 +81,8 @@ struct ComposeFileTests {
             #expect(secret["file"] as? String == "./secrets/\(name)", "\(name) is not a file in deploy/secrets")
         }
         func secrets(_ service: String) throws -> Set<String> { Set(try #require(try value(services, service, "secrets") as? [String])) }
-        #expect(try secrets("ingest-1") == ["ingest_password", "stripe_webhook_secrets", "api_keys", "client_api_keys"])
-        #expect(try secrets("worker") == ["worker_password", "forward_targets", "forward_secret"])
+        #expect(try secrets("ingest-1") == ["ingest_password", "stripe_webhook_secrets", "api_keys", "client_api_keys", "event_signing_key"])
+        #expect(try secrets("worker") == ["worker_password", "forward_targets", "forward_secret", "event_signing_key"])
         #expect(try secrets("migrate") == ["migrate_password"])
         #expect(try secrets("postgres") == ["postgres_password", "migrate_password", "ingest_password", "worker_password"])
         #expect(services["nginx"]?["secrets"] == nil)
@@ -93,7 +93,7 @@ struct ComposeFileTests {
                 let file = try #require(path as? String)
                 #expect(file.hasPrefix("/run/secrets/") && mounted.contains(String(file.dropFirst("/run/secrets/".count))), "\(name): \(variable)")
             }
-            for secret in ["STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "FORWARD_TARGETS", "DATABASE_PASSWORD"] {
+            for secret in ["STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "FORWARD_TARGETS", "DATABASE_PASSWORD", "EVENT_SIGNING_KEY"] {
                 #expect(environment[secret] == nil, "\(name) has \(secret) in its environment")
             }
         }

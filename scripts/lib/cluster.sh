@@ -47,6 +47,8 @@ cluster_start() {
     SINK_PORT=$(pg_free_port)
     export LOG_FORMAT=json LOG_LEVEL=${E2E_LOG_LEVEL:-notice}
     export STRIPE_WEBHOOK_SECRETS=$STRIPE_SECRET API_KEYS=$API_KEY
+    # Rows carry their proof, and the workers check it, under kill -9 and restarts too.
+    export EVENT_SIGNING_KEY="e2e_proof_$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
     export APPLE_ROOT_CERTIFICATES=$WORK/pki/root.pem APPLE_BUNDLE_IDS=com.example.sluice
     export FORWARD_TARGETS=http://127.0.0.1:$SINK_PORT/hooks/apple
     # Short leases and retries, so the work of a killed worker is taken over within seconds.

@@ -28,9 +28,12 @@ public struct AppAccountTokens: Sendable {
 
     let client: PostgresClient
     let logger: Logger
+    /// Proves the registration's queue event (`EVENT_SIGNING_KEY`).
+    let proof: EventProof?
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, proof: EventProof? = nil, logger: Logger) {
         self.client = client
+        self.proof = proof
         self.logger = logger
     }
 
@@ -61,9 +64,10 @@ public struct AppAccountTokens: Sendable {
     /// under the token commit together, or neither does.
     public func register(_ token: UUID, userID: String) async throws -> Registration {
         let event = RegisteredEvent(appAccountToken: token, userID: userID)
-        let record = EventRecord(
+        var record = EventRecord(
             source: .account, externalID: "app_account_token:\(event.tokenText)", type: Self.registeredEventType,
             eventTime: Date(), orderingKey: event.tokenText, payload: ByteBuffer(data: try JSONEncoder().encode(event)))
+        record.proof = proof?.proof(of: record)
         return try await client.withTransaction(logger: logger) { connection in
             let store = StateStore(connection: connection, logger: logger)
             try await store.lock(Self.lockKey(token))

@@ -22,6 +22,8 @@ public struct EventRecord: Sendable, Equatable {
     public var payload: ByteBuffer
     /// How it reached the queue.
     public var origin: EventOrigin = .webhook
+    /// ``EventProof``'s HMAC of the row, when `EVENT_SIGNING_KEY` is set.
+    public var proof: [UInt8]?
 
     public init(
         source: EventSource, externalID: String, type: String, subtype: String? = nil, environment: String? = nil,

@@ -4,14 +4,17 @@ public import PostgresNIO
 
 /// Writes raw events into the events queue.
 public struct EventStore: Sendable {
-    /// The most rows one INSERT takes (9 bind parameters a row, far below PostgreSQL's 65,535).
+    /// The most rows one INSERT takes (10 bind parameters a row, far below PostgreSQL's 65,535).
     public static let maximumBatchSize = 512
 
     let client: PostgresClient
     let logger: Logger
+    /// Proves each row it stores (`EVENT_SIGNING_KEY`); `nil` stores none.
+    let proof: EventProof?
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, proof: EventProof? = nil, logger: Logger) {
         self.client = client
+        self.proof = proof
         self.logger = logger
     }
 
@@ -27,8 +30,9 @@ public struct EventStore: Sendable {
         guard !records.isEmpty else { return [] }
         var firstIndex: [EventKey: Int] = [:]
         var unique: [EventRecord] = []
-        for record in records where firstIndex[record.key] == nil {
+        for var record in records where firstIndex[record.key] == nil {
             firstIndex[record.key] = unique.count
+            record.proof = record.proof ?? proof?.proof(of: record)
             unique.append(record)
         }
         // An explicit COMMIT, not the statement's implicit transaction: PostgreSQL sends an
@@ -57,18 +61,18 @@ public struct EventStore: Sendable {
     /// `WITH stored AS (INSERT … ON CONFLICT DO NOTHING RETURNING …)` plus one `pg_notify` when
     /// anything was stored, so the rows and the notification commit together.
     static func insertQuery(_ records: [EventRecord]) throws -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: records.count * 9 + 1)
+        var bindings = PostgresBindings(capacity: records.count * 10 + 1)
         // The rows go through a VALUES list so that keys of pruned events (`event_keys`) are left
         // out too: a re-sent or recovered old event stays a duplicate after its row is gone.
         var sql = """
-            WITH incoming (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin) AS (
+            WITH incoming (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin, proof) AS (
                 VALUES
             """
         for (index, record) in records.enumerated() {
-            let base = index * 9
+            let base = index * 10
             sql += index == 0 ? " " : ", "
             sql += "($\(base + 1)::text, $\(base + 2)::text, $\(base + 3)::text, $\(base + 4)::text, $\(base + 5)::text, "
-                + "$\(base + 6)::timestamptz, $\(base + 7)::text, $\(base + 8)::bytea, $\(base + 9)::text)"
+                + "$\(base + 6)::timestamptz, $\(base + 7)::text, $\(base + 8)::bytea, $\(base + 9)::text, $\(base + 10)::bytea)"
             bindings.append(record.source.rawValue)
             bindings.append(record.externalID)
             bindings.append(record.type)
@@ -78,13 +82,14 @@ public struct EventStore: Sendable {
             bindings.append(record.orderingKey)
             bindings.append(record.payload)
             bindings.append(record.origin.rawValue)
+            bindings.append(record.proof.map { ByteBuffer(bytes: $0) })
         }
-        let channelIndex = records.count * 9 + 1
+        let channelIndex = records.count * 10 + 1
         bindings.append(QueueName.events.notificationChannel)
         sql += """
 
             ), stored AS (
-                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin)
+                INSERT INTO events (source, external_id, type, subtype, environment, event_time, ordering_key, payload, origin, proof)
                 SELECT i.* FROM incoming i
                 WHERE NOT EXISTS (SELECT 1 FROM event_keys k WHERE k.source = i.source AND k.external_id = i.external_id)
                 ON CONFLICT (source, external_id) DO NOTHING

@@ -25,6 +25,14 @@ struct RunCommand: AsyncParsableCommand {
         let settings = try WorkerSettings(environment: EnvironmentValues.process())
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "worker")
+        if settings.recovery.eventProof != nil {
+            // Before anything is applied: rows stored so far may carry no proof, later ones must.
+            try await DatabaseSession.with(settings.database, maximumConnections: 1, logger: logger) { client in
+                try await ProvenRowHandler.recordCutover(client: client, logger: logger)
+            }
+        } else {
+            logger.warning("EVENT_SIGNING_KEY is not set: the worker applies any row the database holds, proven or not")
+        }
         let client = PostgresClient(
             configuration: try settings.database.clientConfiguration(maximumConnections: settings.concurrency + 8),
             backgroundLogger: logger)
@@ -108,7 +116,7 @@ struct RunCommand: AsyncParsableCommand {
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
             handlers: EventHandlers.all(
                 logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior,
-                leeway: TimeInterval(settings.entitlementLeewaySeconds)),
+                leeway: TimeInterval(settings.entitlementLeewaySeconds), proof: settings.recovery.eventProof),
             configuration: eventsConfiguration, metrics: metrics, logger: logger)
         return (events, deliveries, outbox)
     }
@@ -129,16 +137,19 @@ enum EventHandlers {
     /// - Parameter outbox: where changes are announced and notifications forwarded; `nil` sends nothing (`worker rebuild`).
     ///   - transferBehavior: `TRANSFER_BEHAVIOR`.
     ///   - leeway: `ENTITLEMENT_LEEWAY_SECONDS`.
+    ///   - proof: `EVENT_SIGNING_KEY`: each handler applies only rows Sluice stored (``ProvenRowHandler``).
     static func all(
         logger: Logger, outbox: ForwardOutbox? = nil, stripeAccounts: Set<String> = [], transferBehavior: TransferBehavior = .transfer,
-        leeway: TimeInterval = 0
+        leeway: TimeInterval = 0, proof: EventProof? = nil
     ) -> [String: any JobHandler] {
         let apple = AppleEventHandler(logger: logger, outbox: outbox, transferBehavior: transferBehavior, leeway: leeway)
-        return [
+        let handlers: [String: any BatchableJobHandler] = [
             EventSource.stripe.rawValue: StripeEventHandler(logger: logger, accounts: stripeAccounts, outbox: outbox),
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
             EventSource.account.rawValue: AppAccountTokenHandler(logger: logger, outbox: outbox),
         ]
+        guard let proof else { return handlers }
+        return handlers.mapValues { ProvenRowHandler($0, proof: proof) }
     }
 }

@@ -7,6 +7,8 @@ import Shared
 /// so an event recovered and also delivered by webhook is one row, applied once.
 struct RecoveredEventStore: Sendable {
     let client: PostgresClient
+    /// `EVENT_SIGNING_KEY`: what the worker stores carries the same proof as what ingest stores.
+    var proof: EventProof?
     let logger: Logger
 
     /// Stores `records` (or, with `dryRun`, only counts what would be stored) into `report`.
@@ -22,7 +24,7 @@ struct RecoveredEventStore: Sendable {
         var start = records.startIndex
         while start < records.endIndex {
             let end = min(start + EventStore.maximumBatchSize, records.endIndex)
-            let results = try await EventStore(client: client, logger: logger).insert(Array(records[start..<end]))
+            let results = try await EventStore(client: client, proof: proof, logger: logger).insert(Array(records[start..<end]))
             report.stored += results.filter { $0 == .stored }.count
             report.alreadyStored += results.filter { $0 == .duplicate }.count
             start = end

@@ -40,7 +40,7 @@ struct Recovery: Sendable {
         self.settings = settings
         self.metrics = metrics
         self.checkpoints = RecoveryCheckpoints(client: client, logger: logger)
-        let store = RecoveredEventStore(client: client, logger: logger)
+        let store = RecoveredEventStore(client: client, proof: settings.eventProof, logger: logger)
         var streams: [Stream] = []
         var reconciler = Reconciler(store: store, settings: settings, client: client)
         if let apple = settings.apple {

@@ -32,6 +32,8 @@ struct RecoverySettings: Sendable {
     /// `RECOVERY_INTERVAL_SECONDS`: how often `worker run` recovers and reconciles; `nil` is off.
     var interval: Duration?
     /// `ENTITLEMENT_LEEWAY_SECONDS`: past `expires_at` plus this, an entitlement is due a check.
+    /// `EVENT_SIGNING_KEY`: recovered and reconciliation events are proven as ingest proves its own.
+    var eventProof: EventProof?
     var leeway: TimeInterval
     /// `RECONCILE_AFTER_SECONDS`: an entitlement with no event for this long is due a check.
     var reconcileAfter: TimeInterval
@@ -60,6 +62,7 @@ struct RecoverySettings: Sendable {
         """
 
     init(environment: EnvironmentValues) throws {
+        eventProof = try EventProof.configured(by: environment)
         let interval = try environment.int("RECOVERY_INTERVAL_SECONDS", default: 900, range: 0...86_400)
         self.interval = interval == 0 ? nil : .seconds(interval)
         leeway = Double(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))

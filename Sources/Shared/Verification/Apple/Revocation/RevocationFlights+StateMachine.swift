@@ -78,7 +78,7 @@ extension RevocationFlights {
             } else {
                 entries[key] = nil
             }
-            trim(now: now)
+            trim(now: now, keeping: key)
             return waiters
         }
 
@@ -92,11 +92,13 @@ extension RevocationFlights {
             return true
         }
 
-        /// Forgets expired answers, then any answer, while over ``capacity``; never a running check.
-        private mutating func trim(now: Date) {
+        /// Forgets expired answers, then other answers, while over ``capacity``; never a running
+        /// check, nor the answer just settled (`kept`).
+        private mutating func trim(now: Date, keeping kept: Key) {
             guard entries.count > Self.capacity else { return }
-            entries = entries.filter { if case .settled(_, let until) = $0.value { until > now } else { true } }
-            while entries.count > Self.capacity, let settled = entries.first(where: { if case .settled = $0.value { true } else { false } }) {
+            entries = entries.filter { if case .settled(_, let until) = $0.value { until > now || $0.key == kept } else { true } }
+            while entries.count > Self.capacity,
+                  let settled = entries.first(where: { if case .settled = $0.value { $0.key != kept } else { false } }) {
                 entries[settled.key] = nil
             }
         }
