@@ -65,8 +65,10 @@ struct WorkerPoolTests {
     }
 
     /// Runs `pool` until `until` holds (polled), then shuts it down gracefully and waits for it.
-    static func run(_ pool: WorkerPool, until condition: @Sendable () async throws -> Bool) async throws {
-        let group = ServiceGroup(configuration: .init(services: [pool], logger: logger))
+    static func run(
+        _ pool: WorkerPool, with others: [any Service] = [], until condition: @Sendable () async throws -> Bool
+    ) async throws {
+        let group = ServiceGroup(configuration: .init(services: [pool] + others, logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let deadline = ContinuousClock.now + .seconds(60)
@@ -195,12 +197,14 @@ struct WorkerPoolTests {
             try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
             try await SyntheticEvents.enqueue(1, into: EventStore(client: db.client, logger: Self.logger))
             let handler = HangingHandler()
+            let queue = JobQueue(client: db.client, name: .events, configuration: .init(leaseSeconds: 1), logger: Self.logger)
             let pool = WorkerPool(
-                queue: JobQueue(client: db.client, name: .events, configuration: .init(leaseSeconds: 1), logger: Self.logger),
-                handlers: ["stripe": handler],
-                configuration: .init(concurrency: 2, rescueInterval: .milliseconds(200), attemptTimeLimit: .milliseconds(500)),
+                queue: queue, handlers: ["stripe": handler], configuration: .init(concurrency: 2, attemptTimeLimit: .milliseconds(500)),
                 logger: Self.logger)
-            try await Self.run(pool) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 1 }
+            let rescuer = LeaseRescueService(
+                queues: [queue], lease: MaintenanceLease(client: db.client, task: "rescue", owner: "test", logger: Self.logger),
+                interval: .milliseconds(200), logger: Self.logger)
+            try await Self.run(pool, with: [rescuer]) { try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 1 }
             #expect(handler.isHanging)
             #expect(try await db.scalar("SELECT attempts FROM events") == 2)
             handler.release()

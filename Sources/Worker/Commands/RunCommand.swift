@@ -63,6 +63,9 @@ struct RunCommand: AsyncParsableCommand {
             if let interval = settings.recovery.interval, !recovery.isOff {
                 services.append(.init(service: RecoveryService(recovery: recovery, interval: interval, owner: owner, logger: logger)))
             }
+            services.append(.init(service: LeaseRescueService(
+                queues: [pools.events.queue, pools.deliveries.queue],
+                lease: MaintenanceLease(client: client, task: "rescue", owner: owner, logger: logger), logger: logger)))
             if let prune = settings.prune {
                 services.append(.init(service: PruneService(
                     pruner: QueuePruner(client: client, logger: logger),

@@ -30,13 +30,11 @@ final class WorkerPool: Service, CustomStringConvertible {
         var listens = true
         /// The fallback poll when no NOTIFY arrives.
         var pollInterval: Duration = .seconds(1)
-        /// How often expired leases are looked for.
-        var rescueInterval: Duration = .seconds(5)
         /// This process's name in `locked_by`.
         var owner: String = WorkerPool.defaultOwner()
         /// How long one attempt may run before it is abandoned (see `executeWithinLimit`).
         var attemptTimeLimit: Duration = .seconds(60)
-        /// How long one of the pool's own statements (dequeue, lease extension, rescue, completion)
+        /// How long one of the pool's own statements (dequeue, lease extension, completion)
         /// may take before it is abandoned and tried again (see `withinDatabaseTimeLimit`).
         var databaseTimeLimit: Duration = .seconds(30)
     }
@@ -77,7 +75,6 @@ final class WorkerPool: Service, CustomStringConvertible {
         await withDiscardingTaskGroup { helpers in
             if configuration.listens { helpers.addTask { await self.listenForNotifications() } }
             helpers.addTask { await self.extendLeasesPeriodically() }
-            helpers.addTask { await self.rescueExpiredLeasesPeriodically() }
             await withGracefulShutdownHandler {
                 await self.dispatchUntilShutdown()
             } onGracefulShutdown: {
@@ -129,7 +126,7 @@ final class WorkerPool: Service, CustomStringConvertible {
     /// An attempt that hangs must not keep its slot and its lease for ever (seen for real: after
     /// `pg_ctl restart -m immediate`, a few queries never returned and their jobs stayed `running`,
     /// their leases extended by this process). After `attemptTimeLimit` the attempt is abandoned:
-    /// its lease is no longer extended, so it expires and the rescuer returns the job for another
+    /// its lease is no longer extended, so it expires and the lease rescuer (`LeaseRescueService`) returns the job for another
     /// attempt. Should the abandoned one finish after all, its writes fail the lease check.
     private func executeWithinLimit(_ batch: [ClaimedJob]) async {
         do {
@@ -245,14 +242,4 @@ final class WorkerPool: Service, CustomStringConvertible {
         }
     }
 
-    private func rescueExpiredLeasesPeriodically() async {
-        while !Task.isCancelled {
-            do {
-                while try await withinDatabaseTimeLimit({ [queue] in try await queue.rescueExpiredLeases() }) > 0 {}
-            } catch {
-                logger.debug("rescuing expired leases failed", metadata: ["error": "\(ErrorText.describe(error))"])
-            }
-            try? await Task.sleep(for: configuration.rescueInterval)
-        }
-    }
 }
