@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
-public import Foundation
+import Foundation
 public import Logging
 public import PostgresNIO
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
-public import Foundation
+import Foundation
 public import NIOCore
 
 /// Proof that a queue row was stored by Sluice (`EVENT_SIGNING_KEY`): an HMAC-SHA256, under a key
