@@ -27,7 +27,7 @@ struct IngestCommand: AsyncParsableCommand {
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "ingest")
         let app = try buildApplication(settings: settings, logger: logger)
-        if let warning = settings.sandboxAccess.startWarning { logger.warning("\(warning)") }
+        if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
         logger.info("ingest listening", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
         try await app.runService()
     }

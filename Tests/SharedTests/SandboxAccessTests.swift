@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
 import Foundation
+import Logging
 import Shared
 import Testing
 
@@ -53,7 +54,9 @@ struct SandboxAccessTests {
 
     @Test func theRiskierSettingsAreWarnedAbout() throws {
         #expect(try Self.access(nil).startWarning?.contains("any user") == true)
+        #expect(try Self.access(nil).startLogLevel == .notice)
         #expect(try Self.access("nobody").startWarning?.contains("App Review") == true)
+        #expect(try Self.access("nobody").startLogLevel == .warning)
         #expect(try Self.access("listed", "tester-1").startWarning == nil)
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
 import Foundation
+public import Logging
 
 /// Whether Sandbox and Stripe test-mode entitlements give access (`SANDBOX_ACCESS`,
 /// `SANDBOX_USERS`), as RevenueCat's "Sandbox Testing Access" setting does.
@@ -81,7 +82,13 @@ public struct SandboxAccess: Sendable, Equatable {
         }
     }
 
-    /// What to warn about at start, or `nil` for a setting without surprises.
+    /// How loudly to say ``startWarning`` at start: `nobody` locks App Review out (a warning);
+    /// `anybody` is the documented default's trade-off (a notice, so a dev stack starts quietly).
+    public var startLogLevel: Logger.Level {
+        rule == .nobody ? .warning : .notice
+    }
+
+    /// What to say at start about the setting's risk, or `nil` for a setting without surprises.
     public var startWarning: String? {
         switch rule {
         case .anybody:

@@ -83,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
                 logger.warning("a forward target is plain http:// to another host: bodies travel unencrypted", metadata: [
                     "target": "\(ForwardTarget.label(for: target.url))"])
             }
-            if let warning = settings.sandboxAccess.startWarning { logger.warning("\(warning)") }
+            if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
             logger.info("worker starting", metadata: [
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
                 "metrics_port": "\(settings.metricsPort)",
