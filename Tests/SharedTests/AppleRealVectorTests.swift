@@ -28,7 +28,7 @@ struct AppleRealVectorTests {
     }
 
     @Test(.enabled(if: Vectors.exists("apple/real/assn-v2-DID_RENEW-sandbox-2025-10-01.jws"),
-                   "the real Sandbox DID_RENEW comes from a repository without a license: read from ../shared/vectors only"))
+                   "the real Sandbox DID_RENEW comes from a repository without a license: read from SLUICE_EXTRA_VECTORS only"))
     func aRealSandboxRenewalVerifiesWithItsNestedTransactionAndRenewalInfo() async throws {
         let verifier = try Self.verifier(bundleIDs: ["com.loki-project.loki-messenger"])
         let record = try await verifier.verifyNotification(body: try Self.body("assn-v2-DID_RENEW-sandbox-2025-10-01.jws"), sandbox: true)

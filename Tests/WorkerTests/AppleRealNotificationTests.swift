@@ -26,7 +26,7 @@ struct AppleRealNotificationTests {
     }
 
     @Test(.enabled(if: Vectors.exists("apple/real/assn-v2-DID_RENEW-sandbox-2025-10-01.jws"),
-                   "the real Sandbox DID_RENEW comes from a repository without a license: read from ../shared/vectors only"))
+                   "the real Sandbox DID_RENEW comes from a repository without a license: read from SLUICE_EXTRA_VECTORS only"))
     func aRealSandboxRenewalBecomesSandboxStateAndARealSyncLinksItsUser() async throws {
         try await SystemHarness.run(ingest: Self.ingest) { system in
             #expect(try await Self.post(system, "assn-v2-DID_RENEW-sandbox-2025-10-01.jws", sandbox: true) == .ok)
