@@ -24,7 +24,7 @@ func product(_ name: String) -> Target.Dependency {
         "X509": "swift-certificates", "Crypto": "swift-crypto", "SwiftASN1": "swift-asn1", "NIOCore": "swift-nio",
         "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "HTTPTypes": "swift-http-types",
         "AsyncHTTPClient": "async-http-client", "ServiceLifecycle": "swift-service-lifecycle", "Logging": "swift-log",
-        "Prometheus": "swift-prometheus", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
+        "Prometheus": "swift-prometheus", "Mustache": "swift-mustache", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
     ]
     return .product(name: name, package: packages[name]!)
 }
@@ -61,6 +61,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .target(
@@ -83,9 +84,9 @@ let package = Package(
         .executableTarget(
             name: "Worker",
             dependencies: [
-                "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("Hummingbird"),
-                product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"), product("PostgresNIO"),
-                product("Prometheus"), product("ServiceLifecycle"), product("UnixSignals"),
+                "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
+                product("Logging"), product("Mustache"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
+                product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"), product("UnixSignals"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -140,6 +140,27 @@ public struct DeadLetters: Sendable {
         return replayed.sorted()
     }
 
+    // MARK: Discarding
+
+    /// Marks the named items `discarded` if they are dead: kept stored (with their history), never
+    /// applied. Items in any other state are left alone.
+    ///
+    /// - Returns: the items that were discarded.
+    public func discard(_ items: [QueueItemID]) async throws -> [QueueItemID] {
+        var discarded: [QueueItemID] = []
+        for queue in QueueName.all {
+            let ids = items.filter { $0.queue == queue }.map(\.id)
+            guard !ids.isEmpty else { continue }
+            let rows = try await client.query(
+                """
+                UPDATE \(unescaped: queue.rawValue) SET state = 'discarded', updated_at = now()
+                WHERE id = ANY(\(ids)) AND state = 'dead' RETURNING id
+                """, logger: logger)
+            for try await id in rows.decode(Int64.self) { discarded.append(QueueItemID(queue: queue, id: id)) }
+        }
+        return discarded.sorted()
+    }
+
     // MARK: Draining
 
     /// Hands every dead item matching `filter` to `write` in batches, then marks the batch

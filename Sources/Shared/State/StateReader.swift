@@ -57,6 +57,31 @@ public struct StateReader: Sendable {
             """, logger: logger))
     }
 
+    /// The entitlements with these entity keys (`apple:production:2000…`, `stripe:subscription:sub_…`),
+    /// whoever holds them: for an operator looking at a purchase no user is linked to yet.
+    public func entitlements(entityKeys: [String]) async throws -> [Entitlement] {
+        try await entitlements(client.query(
+            """
+            SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements
+            WHERE entity_key = ANY(\(entityKeys)) ORDER BY created_at, id
+            """, logger: logger))
+    }
+
+    /// Every transaction of these entitlements, newest first.
+    public func transactions(entityKeys: [String], limit: Int) async throws -> [Transaction] {
+        var result: [Transaction] = []
+        for try await row in try await client.query(
+            """
+            SELECT t.id, \(unescaped: TransactionColumns.list) FROM transactions t
+            WHERE t.entitlement_key = ANY(\(entityKeys))
+            ORDER BY COALESCE(t.purchased_at, t.created_at) DESC, t.created_at DESC, t.id DESC LIMIT \(limit)
+            """, logger: logger
+        ) {
+            result.append(Transaction(id: try row.makeRandomAccess()["id"].decode(UUID.self), state: try TransactionColumns.decode(row)))
+        }
+        return result
+    }
+
     /// Every transaction of the user in `environment` (`nil`: both), whatever its status, newest first.
     ///
     /// - Parameter startingAfter: the `id` of the last transaction of the previous page; the page

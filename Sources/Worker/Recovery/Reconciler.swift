@@ -71,6 +71,15 @@ struct Reconciler: Sendable {
             """, logger: store.logger))
     }
 
+    /// The subscriptions among these entitlements, whatever their state (the console's "reconcile now").
+    func candidates(entityKeys: [String]) async throws -> [Candidate] {
+        try await candidates(client.query(
+            """
+            SELECT entity_key, environment, status, expires_at FROM entitlements
+            WHERE entity_key = ANY(\(entityKeys)) AND product_type = 'auto_renewable' ORDER BY created_at
+            """, logger: store.logger))
+    }
+
     private func candidates(_ rows: PostgresRowSequence) async throws -> [Candidate] {
         var result: [Candidate] = []
         for try await (key, environment, status, expires) in rows.decode((String, String, String, Date?).self) {

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import Foundation
+import Shared
+
+/// `worker customer ID [--json]`: a customer's whole story, as the console's customer page shows it.
+struct CustomerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "customer",
+        abstract: "A customer's entitlements, ledger and the timeline of every event that touched them.",
+        discussion: """
+            ID is a user id, an email address, an Apple originalTransactionId, a Stripe customer, \
+            subscription, payment intent or charge id, or an entity key (apple:production:2000…). \
+            The timeline is newest first: each stored event with its origin (webhook, sync, recovery, \
+            reconciliation, rebuild, clock), the decision it produced (applied, stale, recorded, or its \
+            queue state while not applied) and the outgoing events and deliveries it caused. Exits 1 \
+            when nothing is stored about ID; when it names several users, prints them and exits 1.
+
+            \(OperatorSession.help)
+              ENTITLEMENT_LEEWAY_SECONDS, SANDBOX_ACCESS, SANDBOX_USERS   as in worker run, for is_active
+            """)
+
+    @Argument(help: "Who: a user id, email, originalTransactionId, Stripe id or entity key.")
+    var id: String
+
+    @Option(help: "At most this many timeline entries and transactions (1–2000).")
+    var limit = 200
+
+    @Flag(help: "Print JSON for scripts.")
+    var json = false
+
+    func validate() throws {
+        guard (1...2_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 2000") }
+    }
+
+    func run() async throws {
+        let (id, limit) = (id, limit)
+        let environment = try EnvironmentValues.process()
+        let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
+        let sandboxAccess = try SandboxAccess(environment: environment)
+        let story = try await OperatorSession.with { client, logger in
+            let subjects = try await CustomerLookup(client: client, logger: logger).find(id)
+            guard subjects.count <= 1 else {
+                throw CommandFailure("\(id) names \(subjects.count) customers: \(subjects.map(\.reference).joined(separator: ", "))")
+            }
+            guard let subject = subjects.first,
+                let story = try await CustomerStory.load(
+                    subject, client: client, leeway: leeway, sandboxAccess: sandboxAccess, limit: limit, logger: logger)
+            else { throw CommandFailure("nothing is stored about \(id)") }
+            return story
+        }
+        print(json ? try OperatorSession.json(story) : story.text)
+    }
+}

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+import Hummingbird
+import Logging
+
+/// The console's web application: the gate, the security headers and the four sections.
+enum ConsoleApplication {
+    static func router(services: ConsoleServices, keys: OperatorKeys, readOnly: Bool) throws -> Router<ConsoleRequestContext> {
+        let renderer = try ConsoleRenderer(readOnly: readOnly, keys: keys)
+        let router = Router(context: ConsoleRequestContext.self)
+        router.add(middleware: ConsoleSecurityHeaders())
+        router.add(middleware: OperatorAuthMiddleware(keys: keys, readOnly: readOnly, renderer: renderer))
+        LoginController(keys: keys, renderer: renderer).register(on: router)
+        OverviewController(services: services, renderer: renderer).register(on: router)
+        DeadLettersController(services: services, renderer: renderer).register(on: router)
+        CustomersController(services: services, renderer: renderer).register(on: router)
+        EndpointsController(services: services, renderer: renderer).register(on: router)
+        return router
+    }
+
+    static func build(
+        services: ConsoleServices, keys: OperatorKeys, readOnly: Bool, host: String, port: Int, logger: Logger
+    ) throws -> some ApplicationProtocol {
+        Application(
+            router: try router(services: services, keys: keys, readOnly: readOnly),
+            configuration: .init(address: .hostname(host, port: port), serverName: "sluice-console"),
+            logger: logger)
+    }
+}

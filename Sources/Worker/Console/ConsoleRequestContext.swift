@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+import Hummingbird
+
+/// The request context of the console: Hummingbird's basics, the operator's session once the
+/// auth middleware has checked the cookie, and the fields of a posted form.
+struct ConsoleRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The signed-in operator's session; `nil` on the login page and static files.
+    var session: ConsoleSessionToken?
+    /// A POST's form fields (read once by the middleware, which checks the CSRF token among them).
+    var form = FormFields()
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import Shared
+
+/// `/endpoints`: every endpoint with its health; one endpoint's recent deliveries; enable,
+/// disable, resend a window (the count confirmed first) and rotate the secret (shown once) —
+/// through ``EndpointStore``, as `worker endpoints` does. URLs show as `worker endpoints list`
+/// shows them (no credentials, path or query).
+struct EndpointsController: Sendable {
+    static let deliveriesShown = 50
+    static let rotationGrace: Double = 24 * 3_600
+
+    let services: ConsoleServices
+    let renderer: ConsoleRenderer
+
+    func register(on router: Router<ConsoleRequestContext>) {
+        router.get("/endpoints") { request, context in
+            let health = try await ConsoleOverview.endpointHealth(client: services.client, logger: context.logger)
+            return renderer.page(
+                "endpoints", title: "Endpoints", section: .endpoints, request: request, context: context,
+                values: ["endpoints": health.map(Self.row), "hasEndpoints": !health.isEmpty])
+        }
+
+        router.get("/endpoints/:id") { request, context in
+            let endpoint = try await load(context)
+            let health = try await ConsoleOverview.endpointHealth(client: services.client, logger: context.logger)
+                .first { $0.endpoint.id == endpoint.id } ?? .init(endpoint: endpoint, waiting: 0, dead: 0)
+            let deliveries = try await recentDeliveries(endpoint.id, logger: context.logger)
+            var values = Self.row(health)
+            values["sources"] = endpoint.sources.isEmpty ? "stripe, apple" : endpoint.sources.joined(separator: ", ")
+            values["environment"] = endpoint.environment.rawValue
+            values["rateLimit"] = endpoint.maxPerSecond.map { "\($0)/s per worker" } ?? "none"
+            values["enabled"] = endpoint.disabledAt == nil
+            values["deliveries"] = deliveries
+            values["hasDeliveries"] = !deliveries.isEmpty
+            return renderer.page("endpoint", title: endpoint.name, section: .endpoints, request: request, context: context, values: values)
+        }
+
+        router.post("/endpoints/:id/disable") { _, context in
+            let endpoint = try await load(context)
+            _ = try await services.endpoints.setDisabled(endpoint.id, reason: "by an operator")
+            context.logger.notice("console disabled an endpoint", metadata: ["endpoint": "\(endpoint.name)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
+            return ConsoleRenderer.redirect("/endpoints/\(endpoint.id)", notice: "Disabled \(endpoint.name): running workers stop delivering to it within 5 seconds")
+        }
+
+        router.post("/endpoints/:id/enable") { _, context in
+            let endpoint = try await load(context)
+            _ = try await services.endpoints.setDisabled(endpoint.id, reason: nil)
+            context.logger.notice("console enabled an endpoint", metadata: ["endpoint": "\(endpoint.name)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
+            return ConsoleRenderer.redirect("/endpoints/\(endpoint.id)", notice: "Enabled \(endpoint.name)")
+        }
+
+        router.post("/endpoints/:id/rotate-secret") { request, context in
+            let endpoint = try await load(context)
+            guard context.form["confirm"] == "yes" else {
+                return renderer.page(
+                    "confirm", title: "Confirm", section: .endpoints, request: request, context: context,
+                    values: [
+                        "action": "/endpoints/\(endpoint.id)/rotate-secret", "button": "Rotate the secret", "back": "/endpoints/\(endpoint.id)",
+                        "question": "Give \(endpoint.name) a new secret? The old one keeps signing for 24 hours, so the receiver can switch.",
+                        "fields": [[String: String]](),
+                    ])
+            }
+            let secret = Endpoint.newSecret()
+            _ = try await services.endpoints.rotateSecret(endpoint.id, newSecret: secret, graceSeconds: Self.rotationGrace)
+            context.logger.notice("console rotated an endpoint's secret", metadata: ["endpoint": "\(endpoint.name)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
+            return renderer.page(
+                "message", title: "New secret for \(endpoint.name)", section: .endpoints, request: request, context: context,
+                values: [
+                    "lines": ["Deliveries are now signed with this secret, and with the old one for 24 hours."], "secret": secret,
+                    "back": "/endpoints/\(endpoint.id)",
+                ])
+        }
+
+        router.post("/endpoints/:id/resend") { request, context in
+            let endpoint = try await load(context)
+            let back = "/endpoints/\(endpoint.id)"
+            guard let sinceText = context.form["since"], let since = TimeExpression.pointInTime(sinceText) else {
+                return ConsoleRenderer.redirect(back, notice: "Resend: since must be RFC 3339 or a duration like 3d")
+            }
+            var until: Date?
+            if let untilText = context.form["until"] {
+                guard let date = TimeExpression.pointInTime(untilText) else {
+                    return ConsoleRenderer.redirect(back, notice: "Resend: until must be RFC 3339 or a duration like 1h")
+                }
+                until = date
+            }
+            let window = EndpointStore.ResendWindow(since: since, until: until, failedOnly: context.form["failed_only"] == "yes")
+            guard context.form["confirm"] == "yes" else {
+                let count = try await services.endpoints.resend(endpoint, window, dryRun: true)
+                return renderer.page(
+                    "confirm", title: "Confirm", section: .endpoints, request: request, context: context,
+                    values: [
+                        "action": "\(back)/resend", "button": "Resend \(count)", "back": back,
+                        "question": "Queue \(count) deliveries to \(endpoint.name) again, from \(ConsoleFormat.time(since)) to \(until.map { ConsoleFormat.time($0) } ?? "now")?",
+                        "fields": ["since", "until", "failed_only"].compactMap { name in context.form[name].map { ["name": name, "value": $0] } },
+                    ])
+            }
+            let count = try await services.endpoints.resend(endpoint, window, dryRun: false)
+            context.logger.notice("console resent", metadata: ["endpoint": "\(endpoint.name)", "count": "\(count)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
+            return ConsoleRenderer.redirect(back, notice: "Queued \(count) deliveries again")
+        }
+    }
+
+    private func load(_ context: ConsoleRequestContext) async throws -> Endpoint {
+        guard let id = context.parameters.get("id").flatMap(Endpoint.id(named:)), let endpoint = try await services.endpoints.endpoint(id)
+        else { throw HTTPError(.notFound) }
+        return endpoint
+    }
+
+    /// One row of the endpoint tables.
+    static func row(_ health: ConsoleOverview.EndpointHealth) -> [String: Any] {
+        let endpoint = health.endpoint
+        let (text, style) = health.health
+        return [
+            "id": endpoint.id, "name": endpoint.name, "description": endpoint.description ?? "", "url": URLLabel.of(endpoint.url),
+            "receives": endpoint.rawApple ? "Apple notifications (raw)" : (endpoint.eventTypes.isEmpty ? "every event" : endpoint.eventTypes.joined(separator: ", ")),
+            "health": text, "healthClass": style, "waiting": health.waiting, "dead": health.dead,
+        ]
+    }
+
+    /// The newest deliveries to an endpoint: for a failed attempt its HTTP status; latency is from
+    /// the delivery's creation to its success.
+    private func recentDeliveries(_ endpointID: Int64, logger: Logger) async throws -> [[String: Any]] {
+        var rows: [[String: Any]] = []
+        var ids: [Int64] = []
+        for try await (id, type, message, state, attempts, lastError, created, finished) in try await services.client.query(
+            """
+            SELECT id, type, external_id, state, attempts, last_error, received_at, finished_at FROM deliveries
+            WHERE endpoint_id = \(endpointID) ORDER BY id DESC LIMIT \(Self.deliveriesShown)
+            """, logger: logger
+        ).decode((Int64, String, String, String, Int32, String?, Date, Date?).self) {
+            ids.append(id)
+            rows.append([
+                "id": id, "type": type, "message": message, "state": state,
+                "stateClass": state == "done" ? "good" : (state == "dead" ? "bad" : "warn"), "attempts": attempts,
+                "lastError": lastError ?? "", "created": ConsoleFormat.time(created),
+                "latency": state == "done" ? finished.map { String(format: "%.0f ms", $0.timeIntervalSince(created) * 1_000) } ?? "" : "",
+                "status": state == "done" ? "2xx" : "",
+            ])
+        }
+        var statuses: [Int64: Int32] = [:]
+        for try await (job, status) in try await services.client.query(
+            """
+            SELECT DISTINCT ON (job_id) job_id, http_status FROM queue_attempts
+            WHERE queue = 'deliveries' AND job_id = ANY(\(ids)) AND http_status IS NOT NULL ORDER BY job_id, attempt DESC
+            """, logger: logger
+        ).decode((Int64, Int32).self) { statuses[job] = status }
+        for index in rows.indices {
+            if let id = rows[index]["id"] as? Int64, rows[index]["state"] as? String != "done", let status = statuses[id] {
+                rows[index]["status"] = "\(status)"
+            }
+        }
+        return rows
+    }
+}
