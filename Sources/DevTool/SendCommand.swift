@@ -16,7 +16,9 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Sign a sample event and POST it to ingest.",
         discussion: """
-            stripe: a payment_intent.succeeded for --user, signed with --secret.
+            stripe: a payment_intent.succeeded for --user, signed with --secret. With --poison, one for a
+                    customer nobody knows and no user: stored, never applicable, dead-lettered after
+                    MAX_ATTEMPTS (to try the dead-letter tools on).
             apple:  a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in
                     --pki, bought with the appAccountToken derived from --user (UUIDv5), which is first
                     registered for --user (PUT /v1/iap/users/{user}/app-account-token, --api-key): both
@@ -44,6 +46,13 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "A server key of ingest (API_KEYS), to register the Apple sample's appAccountToken.")
     var apiKey = "sluice_dev_key_for_this_machine_only_0001"
 
+    @Flag(help: "stripe only: a payment nobody can be found for, which the worker dead-letters.")
+    var poison = false
+
+    func validate() throws {
+        if poison && provider != .stripe { throw ValidationError("--poison is for stripe") }
+    }
+
     func run() async throws {
         var request: HTTPClientRequest
         let body: Data
@@ -52,7 +61,9 @@ struct SendCommand: AsyncParsableCommand {
             let id = "evt_dev_\(UUID().uuidString.prefix(8).lowercased())"
             body = try SampleStripeEvents.event(
                 id: id, type: "payment_intent.succeeded",
-                object: SampleStripeEvents.paymentIntent(id: "pi_dev_\(UUID().uuidString.prefix(8).lowercased())", userID: userId))
+                object: SampleStripeEvents.paymentIntent(
+                    id: "pi_dev_\(UUID().uuidString.prefix(8).lowercased())", userID: poison ? nil : userId,
+                    customer: poison ? "cus_unknown_\(UUID().uuidString.prefix(8).lowercased())" : "cus_1"))
             request = HTTPClientRequest(url: url + "/v1/webhooks/stripe")
             request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: body, secret: secret))
         case .apple:

@@ -17,8 +17,10 @@ struct ComposeFileTests {
     var sluiceServices: [String: [String: Any]] { services.filter { $0.value["build"] != nil } }
 
     @Test func servicesFormTheDocumentedShape() throws {
-        #expect(Set(services.keys) == ["postgres", "migrate", "ingest-1", "ingest-2", "worker", "nginx"])
-        #expect(Set(sluiceServices.keys) == ["migrate", "ingest-1", "ingest-2", "worker"])
+        #expect(Set(services.keys) == ["postgres", "migrate", "ingest-1", "ingest-2", "worker", "console", "nginx"])
+        #expect(Set(sluiceServices.keys) == ["migrate", "ingest-1", "ingest-2", "worker", "console"])
+        #expect(try value(services, "console", "command") as? [String] == ["worker", "console"])
+        #expect(try value(services, "console", "ports") as? [String] == ["127.0.0.1:8090:8090"], "the console on the host's loopback only")
         for (name, service) in sluiceServices {
             #expect(try value(service, "build", "dockerfile") as? String == "deploy/Dockerfile", "\(name)")
             #expect(FileManager.default.fileExists(atPath: DeployFiles.url("deploy/Dockerfile").path))
@@ -84,6 +86,7 @@ struct ComposeFileTests {
         #expect(try secrets("ingest-1") == ["ingest_password", "stripe_webhook_secrets", "api_keys", "client_api_keys", "event_signing_key"])
         #expect(try secrets("worker") == ["worker_password", "forward_targets", "forward_secret", "event_signing_key"])
         #expect(try secrets("migrate") == ["migrate_password"])
+        #expect(try secrets("console") == ["worker_password", "operator_keys"])
         #expect(try secrets("postgres") == ["postgres_password", "migrate_password", "ingest_password", "worker_password"])
         #expect(services["nginx"]?["secrets"] == nil)
         for (name, service) in sluiceServices {
@@ -93,13 +96,14 @@ struct ComposeFileTests {
                 let file = try #require(path as? String)
                 #expect(file.hasPrefix("/run/secrets/") && mounted.contains(String(file.dropFirst("/run/secrets/".count))), "\(name): \(variable)")
             }
-            for secret in ["STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "FORWARD_TARGETS", "DATABASE_PASSWORD", "EVENT_SIGNING_KEY"] {
+            for secret in ["STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "FORWARD_TARGETS", "DATABASE_PASSWORD", "EVENT_SIGNING_KEY", "OPERATOR_KEYS"] {
                 #expect(environment[secret] == nil, "\(name) has \(secret) in its environment")
             }
         }
         // Each process connects as its own role, never as the container's administrator; the
         // password comes from its file.
-        for (service, role) in [("migrate", "sluice_migrate"), ("ingest-1", "sluice_ingest"), ("ingest-2", "sluice_ingest"), ("worker", "sluice_worker")] {
+        for (service, role) in [("migrate", "sluice_migrate"), ("ingest-1", "sluice_ingest"), ("ingest-2", "sluice_ingest"), ("worker", "sluice_worker"),
+            ("console", "sluice_worker")] {
             let url = try #require(try value(services, service, "environment", "DATABASE_URL") as? String)
             #expect(url == "postgres://\(role)@postgres:5432/sluice", "\(service) connects as \(role)")
             let password = role.replacingOccurrences(of: "sluice_", with: "") + "_password"

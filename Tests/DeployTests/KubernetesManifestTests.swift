@@ -24,7 +24,7 @@ struct KubernetesManifestTests {
     }
 
     @Test func everyObjectIsWellFormed() throws {
-        #expect(objects.count == 12)
+        #expect(objects.count == 16)
         for object in objects {
             #expect(object["apiVersion"] is String && object["kind"] is String)
             #expect(try value(object, "metadata", "name") is String)
@@ -74,9 +74,23 @@ struct KubernetesManifestTests {
         #expect(job.first?["args"] as? [String] == ["worker", "migrate"])
     }
 
+    /// The console is reached inside the cluster only, from pods an operator labels for it.
+    @Test func theConsoleIsNotExposed() throws {
+        let service = try object("Service", "sluice-console")
+        #expect(try value(service, "spec", "type") as? String == "ClusterIP")
+        let rules = try #require(try value(try object("NetworkPolicy", "sluice-console"), "spec", "ingress") as? [[String: Any]])
+        let from = try #require(rules.first?["from"] as? [[String: Any]])
+        #expect(try value(from[0], "podSelector", "matchLabels") as? [String: String] == ["sluice-console-access": "true"])
+        let container = try container(of: "sluice-console")
+        #expect(container["args"] as? [String] == ["worker", "console"])
+        #expect(try value(container, "readinessProbe", "httpGet", "path") as? String == "/login")
+        let data = try #require(try value(try object("Secret", "sluice-console"), "stringData") as? [String: Any])
+        #expect(data["OPERATOR_KEYS"] != nil && data["EVENT_SIGNING_KEY"] == nil && data["FORWARD_SECRET"] == nil)
+    }
+
     static let workloads = [
         ("Deployment", "sluice-ingest", "sluice-ingest", "sluice_ingest"), ("Deployment", "sluice-worker", "sluice-worker", "sluice_worker"),
-        ("Job", "sluice-migrate", "sluice-migrate", "sluice_migrate"),
+        ("Job", "sluice-migrate", "sluice-migrate", "sluice_migrate"), ("Deployment", "sluice-console", "sluice-console", "sluice_worker"),
     ]
 
     /// Each process has a secret of its own, holding only what it uses and its own database role,
@@ -125,7 +139,7 @@ struct KubernetesManifestTests {
 
     /// Only the ports each process serves are reachable, and each policy selects its pods.
     @Test func networkPoliciesAdmitOnlyTheServedPorts() throws {
-        for (name, ports) in [("sluice-ingest", [8080, 9091]), ("sluice-worker", [9090])] {
+        for (name, ports) in [("sluice-ingest", [8080, 9091]), ("sluice-worker", [9090]), ("sluice-console", [8090])] {
             let policy = try object("NetworkPolicy", name)
             let selector = try #require(try value(policy, "spec", "podSelector", "matchLabels") as? [String: String])
             let labels = try #require(try value(try object("Deployment", name), "spec", "template", "metadata", "labels") as? [String: String])

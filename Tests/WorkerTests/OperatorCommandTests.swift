@@ -154,6 +154,23 @@ struct OperatorCommandTests {
         }
     }
 
+    @Test func discardMarksOnlyDeadItemsAndUnknownIdsDiscardNothing() async throws {
+        try await TestDatabase.with { db async throws in
+            let first = try await Self.deadEvent(db, source: .stripe, type: "charge.refunded")
+            let second = try await Self.deadEvent(db, source: .apple, type: "DID_RENEW")
+            let unknown = try Self.worker(db, "dlq", "discard", "--id", first, "--id", "events/424242")
+            #expect(unknown.status == 1 && unknown.stderr.contains("events/424242"), "\(unknown.stderr)")
+            #expect(try await Self.state(db, first) == "dead")
+            let discard = try Self.worker(db, "dlq", "discard", "--id", first)
+            #expect(discard.status == 0 && discard.stdout.contains("discarded 1"), "\(discard)")
+            #expect(try await Self.state(db, first) == "discarded")
+            #expect(try await Self.state(db, second) == "dead")
+            let again = try Self.worker(db, "dlq", "discard", "--id", first)
+            #expect(again.stdout.contains("not dead") && again.stdout.contains("discarded 0"), "\(again.stdout)")
+            #expect(try Self.worker(db, "dlq", "discard").status == 2)
+        }
+    }
+
     @Test func drainWritesNDJSONThenDiscards() async throws {
         try await TestDatabase.with { db async throws in
             let first = try await Self.deadEvent(db, source: .stripe, type: "charge.refunded")

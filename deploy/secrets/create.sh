@@ -16,7 +16,7 @@ make() { # NAME VALUE
     printf '%s\n' "$2" > "$1"
     echo "created deploy/secrets/$1"
 }
-for name in postgres_password migrate_password ingest_password worker_password event_signing_key; do make "$name" "$(random)"; done
+for name in postgres_password migrate_password ingest_password worker_password event_signing_key operator_keys; do make "$name" "$(random)"; done
 make stripe_webhook_secrets whsec_replace_me
 make api_keys replace-with-a-long-random-key
 make client_api_keys ""

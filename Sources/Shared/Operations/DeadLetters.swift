@@ -64,6 +64,21 @@ public struct DeadLetters: Sendable {
         return found[0]
     }
 
+    /// Resolves every id an operator typed.
+    ///
+    /// - Throws: ``CommandFailure`` naming every id that names no item ("nothing was `verb`").
+    public func resolve(_ texts: [String], verb: String) async throws -> [QueueItemID] {
+        var items: [QueueItemID] = []
+        var unknown: [String] = []
+        for text in texts {
+            do { items.append(try await resolve(text)) } catch { unknown.append(text) }
+        }
+        guard unknown.isEmpty else {
+            throw CommandFailure("unknown ids: \(unknown.joined(separator: ", ")); nothing was \(verb)")
+        }
+        return items
+    }
+
     // MARK: Replaying
 
     /// What a replay did or, with `dryRun`, would do.
@@ -79,20 +94,7 @@ public struct DeadLetters: Sendable {
     /// Replaying an item that is no longer dead changes nothing, so a replay may safely be repeated.
     /// - Throws: ``CommandFailure`` naming every id that does not exist; then nothing is replayed.
     public func replay(_ items: [QueueItemID], dryRun: Bool) async throws -> ReplayResult {
-        var states: [QueueItemID: String] = [:]
-        for queue in QueueName.all {
-            let ids = items.filter { $0.queue == queue }.map(\.id)
-            guard !ids.isEmpty else { continue }
-            let rows = try await client.query(
-                "SELECT id, state FROM \(unescaped: queue.rawValue) WHERE id = ANY(\(ids))", logger: logger)
-            for try await (id, state) in rows.decode((Int64, String).self) {
-                states[QueueItemID(queue: queue, id: id)] = state
-            }
-        }
-        let unknown = items.filter { states[$0] == nil }
-        guard unknown.isEmpty else {
-            throw CommandFailure("unknown ids: \(unknown.map(\.description).joined(separator: ", ")); nothing was replayed")
-        }
+        let states = try await states(of: items, verb: "replayed")
         let dead = items.filter { states[$0] == "dead" }
         let notDead = items.filter { states[$0] != "dead" }.map { (item: $0, state: states[$0] ?? "") }
         guard !dryRun else { return ReplayResult(replayed: dead, notDead: notDead) }
@@ -146,7 +148,9 @@ public struct DeadLetters: Sendable {
     /// applied. Items in any other state are left alone.
     ///
     /// - Returns: the items that were discarded.
+    /// - Throws: ``CommandFailure`` naming every id that does not exist; then nothing is discarded.
     public func discard(_ items: [QueueItemID]) async throws -> [QueueItemID] {
+        _ = try await states(of: items, verb: "discarded")
         var discarded: [QueueItemID] = []
         for queue in QueueName.all {
             let ids = items.filter { $0.queue == queue }.map(\.id)
@@ -199,6 +203,27 @@ public struct DeadLetters: Sendable {
     }
 
     // MARK: Reading rows
+
+    /// The state of each named item.
+    ///
+    /// - Throws: ``CommandFailure`` naming every id that does not exist ("nothing was `verb`").
+    private func states(of items: [QueueItemID], verb: String) async throws -> [QueueItemID: String] {
+        var states: [QueueItemID: String] = [:]
+        for queue in QueueName.all {
+            let ids = items.filter { $0.queue == queue }.map(\.id)
+            guard !ids.isEmpty else { continue }
+            let rows = try await client.query(
+                "SELECT id, state FROM \(unescaped: queue.rawValue) WHERE id = ANY(\(ids))", logger: logger)
+            for try await (id, state) in rows.decode((Int64, String).self) {
+                states[QueueItemID(queue: queue, id: id)] = state
+            }
+        }
+        let unknown = items.filter { states[$0] == nil }
+        guard unknown.isEmpty else {
+            throw CommandFailure("unknown ids: \(unknown.map(\.description).joined(separator: ", ")); nothing was \(verb)")
+        }
+        return states
+    }
 
     private func exists(_ id: Int64, in queue: QueueName) async throws -> Bool {
         let rows = try await client.query("SELECT 1 FROM \(unescaped: queue.rawValue) WHERE id = \(id)", logger: logger)

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 
 /// Headers on every console response: no inline script or style can run (CSP), no framing, no
-/// sniffing, no referrer, nothing cached.
+/// sniffing, no referrer to other sites, nothing cached.
 struct ConsoleSecurityHeaders<Context: RequestContext>: RouterMiddleware {
     static var headers: HTTPFields {
         [
@@ -11,7 +11,8 @@ struct ConsoleSecurityHeaders<Context: RequestContext>: RouterMiddleware {
                 + "frame-ancestors 'none'; base-uri 'none'",
             HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             HTTPField.Name("X-Frame-Options")!: "DENY",
-            HTTPField.Name("Referrer-Policy")!: "no-referrer",
+            // `same-origin`, not `no-referrer`: with no-referrer, browsers post forms with `Origin: null`.
+            HTTPField.Name("Referrer-Policy")!: "same-origin",
             HTTPField.Name("Cross-Origin-Opener-Policy")!: "same-origin",
             HTTPField.Name("Cross-Origin-Resource-Policy")!: "same-origin",
             .cacheControl: "no-store",

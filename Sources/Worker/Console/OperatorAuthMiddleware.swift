@@ -27,7 +27,7 @@ struct OperatorAuthMiddleware: RouterMiddleware {
             context.session = ConsoleSessionToken.verify(cookie, keys: keys, now: Date())
         }
         if request.method == .post {
-            guard Self.isSameOrigin(request.headers) else {
+            guard Self.isSameOrigin(request.headers, authority: request.head.authority) else {
                 return refusal(.forbidden, "This form was posted from another site.", request: request, context: context)
             }
             let body = try await request.collectBody(upTo: Self.maximumFormBytes)
@@ -58,11 +58,12 @@ struct OperatorAuthMiddleware: RouterMiddleware {
     }
 
     /// Whether a POST came from a page of this console: a browser's `Sec-Fetch-Site` says
-    /// same-origin (or none: typed by the user), and an `Origin` names the host the request went to.
-    static func isSameOrigin(_ headers: HTTPFields) -> Bool {
+    /// same-origin (or none: typed by the user), and an `Origin` names the host the request went to
+    /// (`authority`: HTTP/1's `Host`, which swift-http-types moves out of the header fields).
+    static func isSameOrigin(_ headers: HTTPFields, authority: String?) -> Bool {
         if let site = headers[HTTPField.Name("Sec-Fetch-Site")!], !["same-origin", "none"].contains(site) { return false }
         guard let origin = headers[HTTPField.Name("Origin")!] else { return true }
-        guard let url = URL(string: origin), let host = url.host, let requestHost = headers[HTTPField.Name("Host")!] else { return false }
+        guard let url = URL(string: origin), let host = url.host, let requestHost = authority else { return false }
         let originHost = url.port.map { "\(host):\($0)" } ?? host
         return originHost.lowercased() == requestHost.lowercased()
     }

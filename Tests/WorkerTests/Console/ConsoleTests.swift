@@ -82,6 +82,10 @@ struct ConsoleTests {
                     "/dead-letters/events/\(id)/replay", ["confirm": "yes", "csrf": ConsoleHarness.csrf(in: detail) ?? ""],
                     headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
                 #expect(crossSite.status == .forbidden)
+                let otherOrigin = try await console.post(
+                    "/dead-letters/events/\(id)/replay", ["confirm": "yes", "csrf": ConsoleHarness.csrf(in: detail) ?? ""],
+                    headers: [HTTPField.Name("Origin")!: "https://evil.example"])
+                #expect(otherOrigin.status == .forbidden)
                 #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'dead'") == 1)
 
                 // With it: first a confirmation, then the replay.

@@ -54,3 +54,14 @@ struct ConsoleViewTests {
             .contains("SANDBOX_ACCESS"))
     }
 }
+
+extension ConsoleViewTests {
+    @Test func blankTextOpensNoSection() throws {
+        let values = ConsoleRenderer.droppingBlanks([
+            "detail": "", "kept": "x", "rows": [["subtype": "", "type": "DID_RENEW"]], "count": 0,
+        ])
+        #expect(values["detail"] == nil && values["kept"] as? String == "x" && values["count"] as? Int == 0)
+        let rows = try #require(values["rows"] as? [[String: Any]])
+        #expect(rows[0]["subtype"] == nil && rows[0]["type"] as? String == "DID_RENEW")
+    }
+}

@@ -39,15 +39,7 @@ struct DLQReplayCommand: AsyncParsableCommand {
         let result = try await OperatorSession.with { client, logger in
             let letters = DeadLetters(client: client, logger: logger)
             if all { return try await letters.replayAll(filter, dryRun: dryRun) }
-            var items: [QueueItemID] = []
-            var unknown: [String] = []
-            for text in ids {
-                do { items.append(try await letters.resolve(text)) } catch { unknown.append(text) }
-            }
-            guard unknown.isEmpty else {
-                throw CommandFailure("unknown ids: \(unknown.joined(separator: ", ")); nothing was replayed")
-            }
-            return try await letters.replay(items, dryRun: dryRun)
+            return try await letters.replay(try await letters.resolve(ids, verb: "replayed"), dryRun: dryRun)
         }
         for (item, state) in result.notDead {
             print("\(item) is \(state), not dead: left as it is")

@@ -53,8 +53,23 @@ struct ConsoleRenderer: Sendable {
             all["nav"] = Section.allCases.map { ["href": $0.href, "label": $0.rawValue, "current": $0 == section] as [String: Any] }
         }
         if all["notice"] == nil, let notice = request.uri.queryParameters.get("notice") { all["notice"] = notice }
-        let html = library.render(all, withTemplate: template) ?? "template \(template) is missing"
+        let html = library.render(Self.droppingBlanks(all), withTemplate: template) ?? "template \(template) is missing"
         return Self.html(html, status: status)
+    }
+
+    /// `values` without its empty strings, at every depth: Mustache counts `""` as true, so
+    /// `{{#detail}}…{{/detail}}` would show a section for an empty detail.
+    static func droppingBlanks(_ values: [String: Any]) -> [String: Any] {
+        values.compactMapValues(droppingBlanks(value:))
+    }
+
+    private static func droppingBlanks(value: Any) -> Any? {
+        switch value {
+        case let text as String: text.isEmpty ? nil : text
+        case let dictionary as [String: Any]: droppingBlanks(dictionary)
+        case let rows as [[String: Any]]: rows.map(droppingBlanks)
+        default: value
+        }
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -30,7 +30,7 @@ enum ConsoleStylesheet {
         table { border-collapse: collapse; width: 100%; font-size: 14px; }
         th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
         th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
-        td.num { text-align: right; font-variant-numeric: tabular-nums; }
+        .num { text-align: right; font-variant-numeric: tabular-nums; }
         code, pre { font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
         pre { background: #0f1522; color: #e8edf7; padding: 12px; border-radius: 8px; overflow-x: auto; max-height: 480px; }
         .secret { display: inline-block; padding: 6px 8px; background: #fff4d6; border-radius: 4px; word-break: break-all; }

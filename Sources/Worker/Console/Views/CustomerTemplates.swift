@@ -33,7 +33,7 @@ enum CustomerTemplates {
         <h2>Ledger</h2>
         {{^transactions}}<p class="muted">No transactions.</p>{{/transactions}}
         {{#hasTransactions}}<div class="scroll"><table>
-          <tr><th>transaction</th><th>product</th><th>status</th><th>amount</th><th>purchased</th></tr>
+          <tr><th>transaction</th><th>product</th><th>status</th><th class="num">amount</th><th>purchased</th></tr>
           {{#transactions}}<tr><td><code>{{id}}</code></td><td>{{product}}</td><td>{{status}}</td><td class="num">{{amount}}</td><td>{{purchased}}</td></tr>{{/transactions}}
         </table></div>{{/hasTransactions}}
         <h2>Timeline <span class="muted">(newest first)</span></h2>

@@ -26,7 +26,7 @@ enum DeadLetterTemplates {
         {{^hasItems}}<p class="muted" id="empty">No dead letters{{#filtered}} match these filters{{/filtered}}.</p>{{/hasItems}}
         {{#hasItems}}
         <div class="scroll"><table id="dead-letters">
-          <tr><th>item</th><th>source</th><th>type</th><th>attempts</th><th>died</th><th>last error</th></tr>
+          <tr><th>item</th><th>source</th><th>type</th><th class="num">attempts</th><th>died</th><th>last error</th></tr>
           {{#items}}<tr><td><a href="/dead-letters/{{queue}}/{{number}}">{{id}}</a></td><td>{{source}}</td><td>{{type}}</td>
           <td class="num">{{attempts}}</td><td>{{failedAt}}</td><td>{{lastError}}</td></tr>{{/items}}
         </table></div>
@@ -51,7 +51,7 @@ enum DeadLetterTemplates {
         <h2>Attempts</h2>
         {{^history}}<p class="muted">No failed attempt recorded.</p>{{/history}}
         {{#hasHistory}}<div class="scroll"><table>
-          <tr><th>#</th><th>finished</th><th>worker</th><th>HTTP</th><th>ms</th><th>error</th></tr>
+          <tr><th class="num">#</th><th>finished</th><th>worker</th><th>HTTP</th><th class="num">ms</th><th>error</th></tr>
           {{#history}}<tr><td class="num">{{attempt}}</td><td>{{finishedAt}}</td><td>{{worker}}</td><td>{{httpStatus}}</td><td class="num">{{duration}}</td><td>{{error}}</td></tr>{{/history}}
         </table></div>{{/hasHistory}}
         {{#claims}}<h2>Decoded claims <span class="muted">(the JWS payloads, decoded for reading; verified when it was received)</span></h2><pre>{{claims}}</pre>{{/claims}}

@@ -6,7 +6,7 @@ enum EndpointTemplates {
         {{<layout}}{{$body}}
         {{^endpoints}}<p class="muted">No endpoints. Add one with <code>worker endpoints add URL</code>.</p>{{/endpoints}}
         {{#hasEndpoints}}<div class="scroll"><table id="endpoints">
-          <tr><th>endpoint</th><th>url</th><th>receives</th><th>health</th><th>waiting</th><th>dead</th></tr>
+          <tr><th>endpoint</th><th>url</th><th>receives</th><th>health</th><th class="num">waiting</th><th class="num">dead</th></tr>
           {{#endpoints}}<tr><td><a href="/endpoints/{{id}}">{{name}}</a> {{description}}</td><td><code>{{url}}</code></td><td>{{receives}}</td>
           <td><span class="pill {{healthClass}}">{{health}}</span></td><td class="num">{{waiting}}</td><td class="num">{{dead}}</td></tr>{{/endpoints}}
         </table></div>{{/hasEndpoints}}
@@ -36,7 +36,7 @@ enum EndpointTemplates {
         <h2>Recent deliveries</h2>
         {{^deliveries}}<p class="muted">None yet.</p>{{/deliveries}}
         {{#hasDeliveries}}<div class="scroll"><table id="deliveries">
-          <tr><th>delivery</th><th>event</th><th>state</th><th>HTTP</th><th>attempts</th><th>latency</th><th>created</th><th>last error</th></tr>
+          <tr><th>delivery</th><th>event</th><th>state</th><th>HTTP</th><th class="num">attempts</th><th class="num">latency</th><th>created</th><th>last error</th></tr>
           {{#deliveries}}<tr><td>{{id}}</td><td>{{type}} <code>{{message}}</code></td><td><span class="pill {{stateClass}}">{{state}}</span></td>
           <td>{{status}}</td><td class="num">{{attempts}}</td><td class="num">{{latency}}</td><td>{{created}}</td><td>{{lastError}}</td></tr>{{/deliveries}}
         </table></div>{{/hasDeliveries}}

@@ -29,7 +29,7 @@ enum OverviewTemplate {
         {{^endpoints}}<p class="muted">No endpoints. Add one with <code>worker endpoints add URL</code>.</p>{{/endpoints}}
         {{#hasEndpoints}}
         <div class="scroll"><table>
-          <tr><th>endpoint</th><th>health</th><th>waiting</th><th>dead</th></tr>
+          <tr><th>endpoint</th><th>health</th><th class="num">waiting</th><th class="num">dead</th></tr>
           {{#endpoints}}<tr><td><a href="/endpoints/{{id}}">{{name}}</a> {{description}}</td>
           <td><span class="pill {{healthClass}}">{{health}}</span></td><td class="num">{{waiting}}</td><td class="num">{{dead}}</td></tr>{{/endpoints}}
         </table></div>
