@@ -127,8 +127,8 @@ def main():
             check(browser.exists("main h1"), f"{path} shows no page")
             browser.screenshot(f"{args.out}/{name}-1280.png")
 
-        # A dead letter, replayed through the UI: the confirmation, then it leaves the list.
-        browser.go(base + "/dead-letters")
+        # The dead event, replayed through the UI: the confirmation, then it leaves the list.
+        browser.go(base + "/dead-letters?queue=events")
         check(browser.exists("#dead-letters"), "no dead letter is listed")
         rows_before = browser.script("return document.querySelectorAll('#dead-letters tr').length - 1")
         item = browser.script("return document.querySelector('#dead-letters td a').textContent")

@@ -58,7 +58,7 @@ struct DeadLettersController: Sendable {
             let result = try await services.deadLetters.replay([item], dryRun: false)
             context.logger.notice("console replayed", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
             let notice = result.replayed.isEmpty ? "\(item) was not dead: left as it is" : "Replayed \(item)"
-            return ConsoleRenderer.redirect("/dead-letters", notice: notice)
+            return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: notice)
         }
 
         router.post("/dead-letters/:queue/:id/discard") { request, context in
@@ -70,7 +70,7 @@ struct DeadLettersController: Sendable {
             }
             let discarded = try await services.deadLetters.discard([item])
             context.logger.notice("console discarded", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
-            return ConsoleRenderer.redirect("/dead-letters", notice: discarded.isEmpty ? "\(item) was not dead: left as it is" : "Discarded \(item)")
+            return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: discarded.isEmpty ? "\(item) was not dead: left as it is" : "Discarded \(item)")
         }
 
         for (action, verb) in [("replay", "Replay"), ("discard", "Discard")] {

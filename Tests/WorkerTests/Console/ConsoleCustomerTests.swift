@@ -108,4 +108,40 @@ struct ConsoleCustomerTests {
             }
         }
     }
+
+    @Test func reconcileNowAsksTheProviderAndTheAnswerJoinsTheTimeline() async throws {
+        try await AppleRecoveryTests.run { system, standIn, recovery in
+            let user = UUID().uuidString.lowercased()
+            let bought = Date().addingTimeInterval(-40 * 86_400)
+            let purchase = subscription("9911", user: user, purchased: bought)
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: purchase, at: bought.addingTimeInterval(60))
+            try await system.drain()
+            var current = purchase
+            current.signedDate = Date().appleMilliseconds
+            var renewal = SampleAppleRenewalInfo(originalTransactionId: "9911", autoRenewStatus: 0)
+            renewal.expirationIntent = 1
+            standIn.setStatus(
+                .init(status: 2, signedTransactionInfo: try TestCredentials.signer.sign(current),
+                      signedRenewalInfo: try TestCredentials.signer.sign(renewal)),
+                originalTransactionID: "9911")
+            try await ConsoleHarness.run(system, reconciler: recovery.reconciler) { signedOut in
+                let console = try await signedOut.signedIn()
+                let page = try await console.page("/customer?id=\(user)")
+                let reconciled = try await console.submit("/customer/reconcile", from: page, ["id": user])
+                #expect(reconciled.status == .seeOther)
+                #expect(reconciled.headers[.location]?.contains("Reconciled%201%3A%20unchanged%200%2C%20corrected%201") == true,
+                        "\(reconciled.headers[.location] ?? "")")
+                try await system.drain()
+                let after = try await console.page("/customer?id=\(user)")
+                #expect(after.contains("<span class=\"pill bad\">no access</span>") && after.contains("expired: voluntary"))
+                #expect(after.contains("SUBSCRIPTION_STATUS") && after.contains("· reconciliation"), "the provider's answer, stored as an event")
+
+                // The stored notification, its JWS claims decoded beside the raw payload.
+                let id = try await system.db.scalar("SELECT id FROM events WHERE type = 'SUBSCRIBED'")
+                let detail = try await console.page("/dead-letters/events/\(id)")
+                #expect(detail.contains("Decoded claims") && detail.contains("&quot;notificationType&quot; : &quot;SUBSCRIBED&quot;"))
+                #expect(detail.contains("&quot;originalTransactionId&quot; : &quot;9911&quot;"), "the nested transaction too")
+            }
+        }
+    }
 }

@@ -20,7 +20,7 @@ struct ConsoleHarness: Sendable {
     var cookie: String?
 
     static func run(
-        _ system: SystemHarness, readOnly: Bool = false, keys: [String] = [key], _ body: @Sendable @escaping (ConsoleHarness) async throws -> Void
+        _ system: SystemHarness, readOnly: Bool = false, keys: [String] = [key], reconciler: Reconciler? = nil, _ body: @Sendable @escaping (ConsoleHarness) async throws -> Void
     ) async throws {
         let services = ConsoleServices(
             client: system.db.client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody,
@@ -29,7 +29,7 @@ struct ConsoleHarness: Sendable {
                 handlers: EventHandlers.all(logger: TestDatabase.logger, stripeAccounts: [], transferBehavior: .transfer, leeway: 3_600)
                     .compactMapValues { $0 as? any EventApplier },
                 logger: TestDatabase.logger),
-            reconciler: nil)
+            reconciler: reconciler)
         let router = try ConsoleApplication.router(services: services, keys: try OperatorKeys(keys), readOnly: readOnly)
         try await Application(router: router).test(.router) { client in
             try await body(ConsoleHarness(client: client, cookie: nil))

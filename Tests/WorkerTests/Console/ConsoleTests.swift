@@ -95,7 +95,7 @@ struct ConsoleTests {
                 #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'dead'") == 1)
                 let done = try await console.submit("/dead-letters/events/\(id)/replay", from: detail, ["confirm": "yes"])
                 #expect(done.status == .seeOther)
-                #expect(done.headers[.location]?.hasPrefix("/dead-letters?notice=Replayed") == true)
+                #expect(done.headers[.location]?.hasPrefix("/dead-letters?queue=events&notice=Replayed") == true)
                 #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'pending' AND attempts = 0 AND id = \(id)") == 1)
                 #expect(try await console.page("/dead-letters").contains("id=\"empty\""))
             }
