@@ -4,6 +4,12 @@
 # `sluice-dev e2e` as the senders, the downstream sink and the checker. Source it, then:
 #   cluster_prepare; cluster_start; … start_ingest 1, start_worker 2, drive ARGS … ; cluster_stop
 # Needs scripts/postgres.sh sourced first.
+#
+# With CLUSTER_PGBOUNCER=1, ingest and the workers reach PostgreSQL through PgBouncer in
+# transaction mode (Debian's package, installed if missing), as a deployment past one machine
+# would: the workers poll (WORKER_LISTEN=false: LISTEN needs a session), every lock is a
+# transaction's. Migrations and the checks connect directly: `worker migrate` holds a session
+# lock, which a transaction-mode pooler cannot keep.
 
 # Installs nginx and curl if missing and builds the three binaries once; sets $bin.
 cluster_prepare() {
@@ -15,6 +21,11 @@ cluster_prepare() {
     fi
     NGINX=$(command -v nginx || echo /usr/sbin/nginx)
     command -v curl >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq curl >/dev/null; }
+    if [ "${CLUSTER_PGBOUNCER:-0}" = 1 ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+        echo "installing pgbouncer (apt-get)…" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
+    fi
 
     local configuration=${E2E_CONFIGURATION:-debug} log
     BUILD=(swift build -c "$configuration")
@@ -61,6 +72,8 @@ cluster_start() {
         --description e2e-sink --json >"$WORK/endpoint.json"
     EVENTS_SECRET=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["secret"])' "$WORK/endpoint.json")
 
+    DIRECT_DATABASE_URL=$DATABASE_URL
+    if [ "${CLUSTER_PGBOUNCER:-0}" = 1 ]; then bouncer_start; fi
     echo "==> two ingest (:${INGEST_PORTS[0]}, :${INGEST_PORTS[1]}), two workers, nginx on :$LB_PORT ($WORK)"
     start_ingest 1
     start_ingest 2
@@ -75,6 +88,43 @@ cluster_start() {
     "$NGINX" -t -q -p "$WORK" -c "$WORK/nginx.conf" -g "$globals"
     "$NGINX" -p "$WORK" -c "$WORK/nginx.conf" -g "$globals"
     wait_ready "http://127.0.0.1:$LB_PORT/healthz"
+}
+
+# PgBouncer in transaction mode in front of the cluster's PostgreSQL, run as the database's
+# owner (it refuses root); ingest and the workers then connect to it (DATABASE_URL, exported).
+bouncer_start() {
+    local dir="$PGDIR/bouncer" pg_port
+    pg_port=$(cat "$PGDIR/port")
+    BOUNCER_PORT=$(pg_free_port)
+    mkdir -p "$dir"
+    cat >"$dir/pgbouncer.ini" <<INI
+[databases]
+postgres = host=127.0.0.1 port=$pg_port dbname=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BOUNCER_PORT
+unix_socket_dir =
+auth_type = trust
+auth_file = $dir/users.txt
+pool_mode = transaction
+default_pool_size = 40
+max_client_conn = 600
+server_reset_query =
+ignore_startup_parameters = extra_float_digits,application_name
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+INI
+    echo '"postgres" ""' >"$dir/users.txt"
+    [ "$(id -u)" = 0 ] && chown -R postgres "$dir"
+    local bouncer
+    bouncer=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+    pg_as_owner "$bouncer" -d "$dir/pgbouncer.ini"
+    for _ in $(seq 1 100); do
+        psql "postgres://postgres@127.0.0.1:$BOUNCER_PORT/postgres?sslmode=disable" -qAtc "SELECT 1" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$BOUNCER_PORT/postgres?sslmode=disable" WORKER_LISTEN=false
+    echo "==> PgBouncer $("$bouncer" --version | head -1 | awk '{print $2}') in transaction mode on :$BOUNCER_PORT; workers poll (WORKER_LISTEN=false)"
 }
 
 # Stops everything; keeps the logs (and says where) when $1 is non-zero.
@@ -94,6 +144,9 @@ cluster_stop() {
         fi
         wait "${PIDS[$name]}" 2>/dev/null || true
     done
+    [ -f "$PGDIR/bouncer/pgbouncer.pid" ] && kill -TERM "$(cat "$PGDIR/bouncer/pgbouncer.pid")" 2>/dev/null || true
+    [ -f "$PGDIR/bouncer/pgbouncer.log" ] && [ "$rc" != 0 ] && cp "$PGDIR/bouncer/pgbouncer.log" "$WORK/pgbouncer.log"
+    if [ -n "${DIRECT_DATABASE_URL:-}" ]; then export DATABASE_URL=$DIRECT_DATABASE_URL; unset WORKER_LISTEN; fi
     pg_stop "$PGDIR"
     rm -rf "$PGDIR"
     if [ "$rc" != 0 ]; then
