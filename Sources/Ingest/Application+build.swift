@@ -20,13 +20,26 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
         configuration: try settings.database.clientConfiguration(maximumConnections: 12), backgroundLogger: logger)
     let writer = GroupCommitWriter(store: EventStore(client: client, proof: settings.eventProof, logger: logger), logger: logger)
     let metrics = IngestMetrics()
-    let router = try buildRouter(settings: settings, client: client, writer: writer, metrics: metrics, logger: logger)
+    // A streaming replica for the read API, checked by the lag monitor (READ_DATABASE_URL).
+    var replica: (client: PostgresClient, lag: ReplicaLag)?
+    if let readDatabase = settings.readDatabase {
+        let replicaClient = PostgresClient(configuration: try readDatabase.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
+        replica = (replicaClient, ReplicaLag(
+            primary: StateReader(client: client, logger: logger), replica: StateReader(client: replicaClient, logger: logger),
+            maximumLag: settings.readMaximumLag))
+    }
+    let router = try buildRouter(
+        settings: settings, client: client, writer: writer, metrics: metrics, replicaLag: replica?.lag, logger: logger)
     var app = Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(30))),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
         logger: logger)
     app.addServices(client, writer, buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger))
+    if let replica {
+        app.addServices(replica.client, ReplicaLagMonitor(lag: replica.lag, primary: client, replica: replica.client, metrics: metrics, logger: logger))
+        logger.info("the read API reads from READ_DATABASE_URL while its lag is within \(settings.readMaximumLag) s")
+    }
     return app
 }
 
@@ -52,7 +65,8 @@ func buildAdminRouter(client: PostgresClient, metrics: IngestMetrics) -> Router<
 }
 
 func buildRouter(
-    settings: IngestSettings, client: PostgresClient, writer: GroupCommitWriter, metrics: IngestMetrics, logger: Logger
+    settings: IngestSettings, client: PostgresClient, writer: GroupCommitWriter, metrics: IngestMetrics, replicaLag: ReplicaLag? = nil,
+    logger: Logger
 ) throws -> Router<IngestContext> {
     let router = Router(context: IngestContext.self)
     router.addMiddleware {
@@ -85,7 +99,7 @@ func buildRouter(
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
-        reader: StateReader(client: client, logger: logger), apiKeys: apiKeys,
+        source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, logger: logger)), apiKeys: apiKeys,
         leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
         sandboxAccess: settings.sandboxAccess)
         .addRoutes(to: router)

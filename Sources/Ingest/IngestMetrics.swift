@@ -12,9 +12,11 @@ import Shared
 /// | `sluice_ingest_store_failures_total` | `source` |
 /// | `sluice_ingest_store_duration_seconds` | histogram of the wait for the commit |
 /// | `sluice_ingest_rate_limited_total` | `limit` (`per_key`, `per_address`): API requests answered `429` |
+/// | `sluice_ingest_replica_lag_seconds` | how stale a read from `READ_DATABASE_URL` can be now; `-1` unknown (reads go to the primary) |
 final class IngestMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     private let storeDuration: DurationHistogram
+    private let replicaLag: Gauge
 
     private static func name(_ metric: String, unit: String, help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "sluice", subsystem: "ingest", metricName: metric, unitName: unit, helpText: help)
@@ -25,12 +27,16 @@ final class IngestMetrics: Sendable {
     private static var events: MetricNameDescriptor { name("events", unit: "total", help: "Verified events, stored new or found already stored") }
     private static var storeFailures: MetricNameDescriptor { name("store_failures", unit: "total", help: "Verified events that could not be stored (answered 503)") }
     private static var rateLimited: MetricNameDescriptor { name("rate_limited", unit: "total", help: "API requests refused with 429, by limit") }
+    private static var replicaLagName: MetricNameDescriptor {
+        name("replica_lag", unit: "seconds", help: "How stale a read from the replica can be; -1 unknown (reads go to the primary)")
+    }
     private static var storeDurationName: MetricNameDescriptor {
         name("store_duration", unit: "seconds", help: "Time from handing an event to the writer until its commit")
     }
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
+        replicaLag = registry.makeGauge(descriptor: Self.replicaLagName)
         storeDuration = registry.makeDurationHistogram(
             descriptor: Self.storeDurationName,
             buckets: [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
@@ -72,5 +78,10 @@ final class IngestMetrics: Sendable {
 
     private func rejectionCounter(source: EventSource, reason: Rejection.Reason) -> Counter {
         registry.makeCounter(descriptor: Self.rejections, labels: [("source", source.rawValue), ("reason", reason.code)])
+    }
+
+    /// The replica's lag bound, or `nil` when unknown.
+    func recordReplicaLag(_ seconds: Double?) {
+        replicaLag.set(seconds ?? -1)
     }
 }

@@ -7,6 +7,10 @@ import Shared
 /// Secrets are kept only in the verifiers built from them; they are never logged or echoed.
 struct IngestSettings: Sendable {
     var database: DatabaseURL
+    /// A streaming replica the read API reads from while its lag is within ``readMaximumLag``.
+    var readDatabase: DatabaseURL?
+    /// `READ_MAX_LAG_SECONDS`: how stale a replica read may be before reads go to the primary.
+    var readMaximumLag: TimeInterval = 5
     var host: String
     var port: Int
     /// `INGEST_ADMIN_HOST`, `INGEST_ADMIN_PORT`: where `/readyz` and `/metrics` are served, apart
@@ -52,6 +56,8 @@ struct IngestSettings: Sendable {
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
           DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
+          READ_DATABASE_URL         a streaming replica the read API reads from (its own credentials); writes and syncs stay on DATABASE_URL
+          READ_MAX_LAG_SECONDS      reads go to the primary while the replica may be staler than this (default 5)
           INGEST_HOST, INGEST_PORT  listen address of the webhooks and the API, with /healthz (default 0.0.0.0, 8080)
           INGEST_ADMIN_HOST, INGEST_ADMIN_PORT  listen address of /healthz, /readyz and /metrics; keep it off the internet (default INGEST_HOST, 9091)
           STRIPE_WEBHOOK_SECRETS    comma-separated whsec_… secrets; any one may match (none: the Stripe endpoint answers 503)
@@ -78,6 +84,8 @@ struct IngestSettings: Sendable {
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)
+        readDatabase = try environment.string("READ_DATABASE_URL").map { try DatabaseURL($0, variable: "READ_DATABASE_URL") }
+        readMaximumLag = try environment.double("READ_MAX_LAG_SECONDS", default: 5, range: 0.5...3_600)
         host = environment.string("INGEST_HOST") ?? "0.0.0.0"
         port = try environment.int("INGEST_PORT", default: 8080, range: 0...65_535)
         adminHost = environment.string("INGEST_ADMIN_HOST") ?? host

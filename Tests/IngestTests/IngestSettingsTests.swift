@@ -10,6 +10,18 @@ struct IngestSettingsTests {
         try IngestSettings(environment: EnvironmentValues(values.merging(["DATABASE_URL": "postgres://x@127.0.0.1:1/x"]) { $1 }))
     }
 
+    @Test func aReadReplicaIsOptionalAndItsErrorsNameItsVariable() throws {
+        #expect(try Self.settings([:]).readDatabase == nil)
+        let settings = try Self.settings(["READ_DATABASE_URL": "postgres://reader@replica.internal:5433/sluice", "READ_MAX_LAG_SECONDS": "2.5"])
+        #expect(settings.readDatabase?.host == "replica.internal" && settings.readDatabase?.port == 5433)
+        #expect(settings.readMaximumLag == 2.5)
+        #expect(try Self.settings([:]).readMaximumLag == 5)
+        for (name, value) in [("READ_DATABASE_URL", "mysql://x@h/db"), ("READ_DATABASE_URL", "postgres://x@h"), ("READ_MAX_LAG_SECONDS", "0")] {
+            let error = #expect(throws: ConfigurationError.self) { try Self.settings([name: value]) }
+            #expect(error?.variable == name, "\(name)=\(value)")
+        }
+    }
+
     @Test func theLeewayIsAnHourByDefault() throws {
         #expect(try Self.settings([:]).entitlementLeewaySeconds == 3_600)
         #expect(try Self.settings(["ENTITLEMENT_LEEWAY_SECONDS": "0"]).entitlementLeewaySeconds == 0)

@@ -8,7 +8,8 @@ import NIOFoundationCompat
 /// `GET /v1/iap/entitlements?user_id=|email=[&environment=]` and
 /// `GET /v1/iap/transaction-history?user_id=[&limit=][&starting_after=][&environment=]`.
 struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
-    let reader: StateReader
+    /// The primary, or a streaming replica while its lag allows (`READ_DATABASE_URL`).
+    let source: ReadSource
     let apiKeys: APIKeyCheck
     /// How long past `expires_at` an entitlement still reads active (`ENTITLEMENT_LEEWAY_SECONDS`).
     var leeway: TimeInterval = 0
@@ -33,9 +34,9 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         let found: [StateReader.Entitlement]
         let user = query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         if let user {
-            found = try await reader.entitlements(userID: user, environment: environment.only)
+            found = try await source.reader.entitlements(userID: user, environment: environment.only)
         } else if let email = query["email"].map(String.init), !email.isEmpty {
-            found = try await reader.entitlements(email: email, environment: environment.only)
+            found = try await source.reader.entitlements(email: email, environment: environment.only)
         } else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
@@ -67,7 +68,7 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
             }
             startingAfter = id
         }
-        let found = try await reader.transactions(
+        let found = try await source.reader.transactions(
             userID: user, environment: try environment(query).only, limit: limit, startingAfter: startingAfter)
         return try Self.json(["transactions": found.map(TransactionBody.init)])
     }

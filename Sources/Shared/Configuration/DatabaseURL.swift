@@ -44,19 +44,20 @@ public struct DatabaseURL: Sendable, Equatable {
 
     /// Parses a URL.
     ///
+    /// - Parameter variable: the variable it came from, for errors (`READ_DATABASE_URL`).
     /// - Throws: ``ConfigurationError`` naming what is wrong (never the password).
-    public init(_ string: String) throws {
+    public init(_ string: String, variable: String = "DATABASE_URL") throws {
         guard let components = URLComponents(string: string),
               let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
-            throw ConfigurationError(variable: "DATABASE_URL", reason: "must look like postgres://user:pass@host:port/db")
+            throw ConfigurationError(variable: variable, reason: "must look like postgres://user:pass@host:port/db")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw ConfigurationError(variable: "DATABASE_URL", reason: "has no host")
+            throw ConfigurationError(variable: variable, reason: "has no host")
         }
         let database = String(components.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty else {
-            throw ConfigurationError(variable: "DATABASE_URL", reason: "has no database name")
+            throw ConfigurationError(variable: variable, reason: "has no database name")
         }
         self.host = host
         self.port = components.port ?? 5432
@@ -65,12 +66,12 @@ public struct DatabaseURL: Sendable, Equatable {
         self.database = database
         let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
         guard ["disable", "prefer", "require", "allow", "verify-full", "verify-ca"].contains(mode) else {
-            throw ConfigurationError(variable: "DATABASE_URL", reason: "sslmode \(mode) is not supported")
+            throw ConfigurationError(variable: variable, reason: "sslmode \(mode) is not supported")
         }
         self.sslMode = mode
         self.sslRootCert = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value.flatMap { $0.isEmpty ? nil : $0 }
         if let file = sslRootCert, file != "system", !FileManager.default.isReadableFile(atPath: file) {
-            throw ConfigurationError(variable: "DATABASE_URL", reason: "sslrootcert names a file that cannot be read")
+            throw ConfigurationError(variable: variable, reason: "sslrootcert names a file that cannot be read")
         }
     }
 

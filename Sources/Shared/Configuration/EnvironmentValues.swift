@@ -15,7 +15,7 @@ public struct EnvironmentValues: Sendable {
     /// The variables the secrets may come from as files (the Docker and Kubernetes convention).
     public static let fileVariables = [
         "DATABASE_URL", "STRIPE_WEBHOOK_SECRETS", "API_KEYS", "CLIENT_API_KEYS", "FORWARD_SECRET", "STRIPE_API_KEY",
-        "FORWARD_TARGETS", "DATABASE_PASSWORD", "EVENT_SIGNING_KEY", "OPERATOR_KEYS",
+        "FORWARD_TARGETS", "DATABASE_PASSWORD", "EVENT_SIGNING_KEY", "OPERATOR_KEYS", "READ_DATABASE_URL",
     ]
 
     /// The process's environment, where each of ``fileVariables`` may instead be given as
