@@ -40,16 +40,12 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
         var deadline: ContinuousClock.Instant
     }
 
-    private struct State {
-        var pending: [Submission] = []
-        var idleFlushers: [CheckedContinuation<[Submission]?, Never>] = []
-        var isShuttingDown = false
-    }
+    private typealias Flusher = CheckedContinuation<[Submission]?, Never>
 
     private let store: EventStore
     private let configuration: Configuration
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state: Mutex<StateMachine<Submission, Flusher>>
 
     public let description = "GroupCommitWriter"
 
@@ -57,6 +53,7 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        state = Mutex(StateMachine(maximumBatchSize: configuration.maximumBatchSize))
     }
 
     /// Stores one event, sharing a commit with whatever else is waiting.
@@ -69,14 +66,8 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
     public func store(_ record: EventRecord, timeout: Duration = .seconds(5)) async throws -> StoreResult {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         return try await withCheckedThrowingContinuation { continuation in
-            enum Decision { case refuse, queued, handOff(CheckedContinuation<[Submission]?, Never>, [Submission]) }
-            let decision: Decision = state.withLock { state in
-                guard !state.isShuttingDown else { return .refuse }
-                state.pending.append(Submission(record: record, continuation: continuation, deadline: deadline))
-                guard let flusher = state.idleFlushers.popLast() else { return .queued }
-                return .handOff(flusher, Self.takeBatch(from: &state, limit: configuration.maximumBatchSize))
-            }
-            switch decision {
+            let submission = Submission(record: record, continuation: continuation, deadline: deadline)
+            switch state.withLock({ $0.submit(submission) }) {
             case .refuse: continuation.resume(throwing: GroupCommitWriterError.shuttingDown)
             case .queued: break
             case .handOff(let flusher, let batch): flusher.resume(returning: batch)
@@ -104,15 +95,11 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
 
     private func nextBatch() async -> [Submission]? {
         await withCheckedContinuation { continuation in
-            let batch: [Submission]?? = state.withLock { state in
-                if !state.pending.isEmpty {
-                    return .some(Self.takeBatch(from: &state, limit: configuration.maximumBatchSize))
-                }
-                if state.isShuttingDown { return .some(nil) }
-                state.idleFlushers.append(continuation)
-                return .none
+            switch state.withLock({ $0.flusherReady(continuation) }) {
+            case .flush(let batch): continuation.resume(returning: batch)
+            case .exit: continuation.resume(returning: nil)
+            case .wait: break
             }
-            if let batch { continuation.resume(returning: batch) }
         }
     }
 
@@ -140,20 +127,9 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
     ///
     /// Flushers are idle only while nothing is pending, so waking the idle ones to exit loses nothing.
     private func beginShutdown() {
-        let idle = state.withLock { state in
-            state.isShuttingDown = true
-            defer { state.idleFlushers = [] }
-            return state.idleFlushers
-        }
-        for flusher in idle { flusher.resume(returning: nil) }
+        for flusher in state.withLock({ $0.beginShutdown() }) { flusher.resume(returning: nil) }
     }
 
-    private static func takeBatch(from state: inout State, limit: Int) -> [Submission] {
-        let count = min(limit, state.pending.count)
-        let batch = Array(state.pending.prefix(count))
-        state.pending.removeFirst(count)
-        return batch
-    }
 }
 
 /// Why ``GroupCommitWriter`` refused a submission.

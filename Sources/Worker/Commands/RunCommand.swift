@@ -50,9 +50,6 @@ struct RunCommand: AsyncParsableCommand {
                         secret: settings.forwardSecret, logger: logger),
                     successTerminationBehavior: .ignore),
                 .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
-                .init(service: ClockExpiryService(
-                    sweep: ClockExpirySweep(client: client, outbox: pools.outbox, logger: logger), interval: settings.clockSweepInterval,
-                    logger: logger)),
             ]
             let recovery = Recovery(
                 settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
@@ -63,6 +60,10 @@ struct RunCommand: AsyncParsableCommand {
             if let interval = settings.recovery.interval, !recovery.isOff {
                 services.append(.init(service: RecoveryService(recovery: recovery, interval: interval, owner: owner, logger: logger)))
             }
+            services.append(.init(service: ClockExpiryService(
+                sweep: ClockExpirySweep(client: client, outbox: pools.outbox, logger: logger),
+                lease: MaintenanceLease(client: client, task: "clock-expiry", owner: owner, logger: logger), interval: settings.clockSweepInterval,
+                logger: logger)))
             services.append(.init(service: LeaseRescueService(
                 queues: [pools.events.queue, pools.deliveries.queue],
                 lease: MaintenanceLease(client: client, task: "rescue", owner: owner, logger: logger), logger: logger)))

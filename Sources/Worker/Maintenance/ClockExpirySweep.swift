@@ -2,7 +2,6 @@
 import Foundation
 import Logging
 import PostgresNIO
-import ServiceLifecycle
 import Shared
 
 /// Announces access that ended by the clock: an entitlement whose `expires_at` (or grace
@@ -64,22 +63,6 @@ struct ClockExpirySweep: Sendable {
             try await connection.query(
                 "UPDATE entitlements SET announced_active = false WHERE id = ANY(\(due.map(\.0)))", logger: logger)
             return (due.count, deliveries)
-        }
-    }
-}
-
-/// Runs ``ClockExpirySweep`` every `CLOCK_SWEEP_INTERVAL_SECONDS` in `worker run`.
-struct ClockExpiryService: Service, CustomStringConvertible {
-    let sweep: ClockExpirySweep
-    let interval: Duration
-    let logger: Logger
-
-    var description: String { "ClockExpiryService" }
-
-    func run() async throws {
-        await runPeriodically(every: interval, failure: "clock expiry sweep failed", logger: logger) {
-            let swept = try await sweep.sweep()
-            if swept > 0 { logger.info("announced access ended by the clock", metadata: ["entitlements": "\(swept)"]) }
         }
     }
 }

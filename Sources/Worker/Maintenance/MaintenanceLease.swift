@@ -46,3 +46,29 @@ struct MaintenanceLease: Sendable {
             "UPDATE maintenance_leases SET leased_until = now() WHERE task = \(task) AND leased_by = \(owner)", logger: logger)
     }
 }
+
+extension MaintenanceLease {
+    /// The loop of a leader-run maintenance service: a pass now, then every `interval`, until
+    /// graceful shutdown, when the lease is given up so that another worker takes over at once.
+    func runPeriodically(every interval: Duration, failure: String, logger: Logger, _ pass: @escaping @Sendable () async throws -> Void) async {
+        await Worker.runPeriodically(every: interval, failure: failure, logger: logger, pass)
+        try? await release()
+    }
+
+    /// Runs `pass` if this worker holds the lease (taken or renewed for two intervals and a
+    /// margin, so that a missed run does not hand it over), and records how it ended.
+    ///
+    /// - Returns: what `pass` returned, or `nil` when another worker holds the lease.
+    func ifHeld<Result: Sendable>(interval: Duration, _ pass: () async throws -> Result) async throws -> Result? {
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        guard try await acquire(for: 2 * seconds + 60) else { return nil }
+        do {
+            let result = try await pass()
+            try await recordRun(error: nil)
+            return result
+        } catch {
+            try? await recordRun(error: ErrorText.describe(error))
+            throw error
+        }
+    }
+}

@@ -39,8 +39,7 @@ struct PruneService: Service, CustomStringConvertible {
     var description: String { "PruneService" }
 
     func run() async throws {
-        await runPeriodically(every: config.interval, failure: "pruning failed", logger: logger) { try await runOnce() }
-        try? await lease.release()
+        await lease.runPeriodically(every: config.interval, failure: "pruning failed", logger: logger) { try await runOnce() }
     }
 
     /// One pass, if this worker holds the lease.
@@ -48,9 +47,7 @@ struct PruneService: Service, CustomStringConvertible {
     /// - Returns: the rows deleted, or `nil` when another worker holds the lease.
     @discardableResult
     func runOnce(now: Date = Date()) async throws -> (rows: Int, keys: Int)? {
-        let seconds = Double(config.interval.components.seconds)
-        guard try await lease.acquire(for: 2 * seconds + 60) else { return nil }
-        do {
+        try await lease.ifHeld(interval: config.interval) {
             let deleted = try await pruner.prune(finishedBefore: now.addingTimeInterval(-config.after))
             let keys = try await pruner.pruneKeys(receivedBefore: now.addingTimeInterval(-config.keyRetention))
             let rows = deleted.values.reduce(0, +)
@@ -59,11 +56,7 @@ struct PruneService: Service, CustomStringConvertible {
                     "events": "\(deleted[.events] ?? 0)", "deliveries": "\(deleted[.deliveries] ?? 0)", "keys": "\(keys)",
                 ])
             }
-            try await lease.recordRun(error: nil)
             return (rows, keys)
-        } catch {
-            try? await lease.recordRun(error: ErrorText.describe(error))
-            throw error
         }
     }
 }

@@ -5,23 +5,10 @@ import Synchronization
 ///
 /// A signal sent while nobody waits is kept, so the next ``wait(timeout:)`` returns at once.
 final class WakeupSignal: Sendable {
-    private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = Mutex(State())
+    private let state = Mutex(StateMachine<CheckedContinuation<Void, Never>>())
 
     func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.pending = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
+        if case .resume(let waiter) = state.withLock({ $0.signal() }) { waiter.resume() }
     }
 
     /// Returns when signalled, or after `timeout`.
@@ -37,22 +24,10 @@ final class WakeupSignal: Sendable {
     private func waitForSignal() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.pending || Task.isCancelled {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
+                if case .resumeNow = state.withLock({ $0.wait(continuation, isCancelled: Task.isCancelled) }) { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
+            state.withLock { $0.cancel() }?.resume()
         }
     }
 }
