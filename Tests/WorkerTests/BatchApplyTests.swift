@@ -17,10 +17,35 @@ struct BatchApplyTests {
     @Test(arguments: [(0, 16, 0), (1, 16, 1), (5, 2, 3), (32, 16, 2), (33, 16, 3), (7, 1, 7)])
     func claimedJobsAreSplitInOrder(count: Int, size: Int, batches: Int) {
         let jobs = (0..<count).map { ClaimedJob(id: Int64($0), queue: .events, kind: "stripe", attempt: 1, owner: "o", payload: ByteBuffer()) }
-        let split = WorkerPool.batches(of: jobs, size: size)
+        let split = BatchPlan.batches(of: jobs, size: size)
         #expect(split.count == batches)
         #expect(split.allSatisfy { !$0.isEmpty && $0.count <= max(size, 1) })
         #expect(split.flatMap { $0.map(\.id) } == jobs.map(\.id))
+    }
+
+    /// Events of one ordering key stay together; every batch is in stored order.
+    @Test func eventsOfOneKeyStayTogetherAndEachBatchIsInStoredOrder() {
+        func job(_ id: Int64, _ key: String?) -> ClaimedJob {
+            ClaimedJob(id: id, queue: .events, kind: "apple", attempt: 1, owner: "o", payload: ByteBuffer(),
+                       attributes: key.map { ["ordering_key": $0] } ?? [:])
+        }
+        let jobs = [job(1, "b"), job(2, "a"), job(3, "b"), job(4, nil), job(5, "c"), job(6, "b"), job(7, "a"), job(8, "d")]
+        let split = BatchPlan.batches(of: jobs, size: 4)
+        // b (3 events) fills the first batch: a (2) does not fit beside it.
+        #expect(split.map { $0.map(\.id) } == [[1, 3, 6], [2, 4, 5, 7], [8]])
+        let flat = split.flatMap { $0 }
+        #expect(Set(flat.map(\.id)) == Set(jobs.map(\.id)), "every job once")
+        #expect(split.allSatisfy { $0.count <= 4 })
+        for key in ["a", "b"] {
+            let batchesHolding = split.filter { $0.contains { $0.attributes["ordering_key"] == key } }
+            #expect(batchesHolding.count == 1, "\(key) in one batch")
+            let ids = batchesHolding[0].filter { $0.attributes["ordering_key"] == key }.map(\.id)
+            #expect(ids == ids.sorted(), "\(key) in stored order")
+        }
+        #expect(split.allSatisfy { $0.map(\.id) == $0.map(\.id).sorted() }, "each batch in stored order")
+        // An entity bigger than a batch fills consecutive batches, earliest first.
+        let big = (1...10).map { job(Int64($0), "x") }
+        #expect(BatchPlan.batches(of: big, size: 4).map { $0.map(\.id) } == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]])
     }
 
     /// Stores a subscription's life on Apple and a web purchase and its refund on Stripe.

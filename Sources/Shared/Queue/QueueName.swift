@@ -20,7 +20,7 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
     public static let events = QueueName(
-        rawValue: "events", kindColumn: "source", attributeColumns: ["type", "external_id", "origin", "proof"],
+        rawValue: "events", kindColumn: "source", attributeColumns: ["type", "external_id", "origin", "proof", "ordering_key"],
         summaryColumns: ["subtype", "environment", "event_time", "ordering_key"], runnableCondition: "true")
 
     /// Outgoing events and applied Apple notifications waiting to be sent to an endpoint; the kind

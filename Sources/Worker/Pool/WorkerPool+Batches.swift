@@ -18,17 +18,11 @@ extension WorkerPool {
         case failed(ClaimedJob, any Error)
     }
 
-    /// The claimed jobs split into batches of at most `size`, in the order they were claimed.
-    static func batches(of jobs: [ClaimedJob], size: Int) -> [[ClaimedJob]] {
-        guard size > 1 else { return jobs.map { [$0] } }
-        return stride(from: 0, to: jobs.count, by: size).map { Array(jobs[$0..<min($0 + size, jobs.count)]) }
-    }
-
     /// Applies `jobs` in one transaction when every one has a ``BatchableJobHandler``; else,
     /// or when the batch cannot commit, runs each alone.
     func executeBatch(_ jobs: [ClaimedJob]) async {
-        // In arrival order: a provider's events of one entity are applied in the order stored.
-        let ordered = jobs.sorted { $0.id < $1.id }
+        // In the order stored: a provider's events of one entity are applied in that order.
+        let ordered = BatchPlan.ordered(jobs)
         let batchable = ordered.compactMap { job in (handlers[job.kind] as? any BatchableJobHandler).map { (job, $0) } }
         guard batchable.count == ordered.count else {
             for job in ordered { await execute(job) }

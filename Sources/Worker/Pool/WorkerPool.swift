@@ -108,7 +108,7 @@ final class WorkerPool: Service, CustomStringConvertible {
                     try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
-                for batch in Self.batches(of: claimed, size: configuration.batchSize) {
+                for batch in BatchPlan.batches(of: claimed, size: configuration.batchSize) {
                     running.withLock { $0.formUnion(batch.map(\.id)) }
                     jobs.addTask {
                         await self.executeWithinLimit(batch)
