@@ -114,4 +114,33 @@ struct BatchApplyTests {
             #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE id = \(stolen.id) AND locked_by = 'someone-else'") == 1)
         }
     }
+
+    /// Another transaction holds an entity's lock (another process's batch): the batch does not
+    /// wait for it (nor deadlock with it); that job is deferred, not failed, and applied alone
+    /// once the lock is free.
+    @Test func aJobWhoseEntityIsLockedElsewhereIsDeferredNotFailed() async throws {
+        try await SystemHarness.run { system in
+            try await Self.traffic(system)
+            let jobs = try await system.pool.queue.dequeue(limit: 16, owner: "test-batch")
+            #expect(jobs.count == 10)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let locked = AsyncStream<Void>.makeStream()
+                group.addTask {
+                    try await system.db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                        try await connection.query(
+                            "SELECT pg_advisory_xact_lock(hashtextextended('apple:sandbox:770001', 0))", logger: TestDatabase.logger)
+                        locked.continuation.finish()
+                        try await Task.sleep(for: .milliseconds(800))
+                    }
+                }
+                for await _ in locked.stream {}
+                await system.pool.executeBatch(jobs)
+                try await group.waitForAll()
+            }
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 10)
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 10)
+            #expect(try await system.db.scalar("SELECT count(*) FROM queue_attempts") == 0, "no attempt failed: the locked ones waited alone")
+            #expect(try await system.db.scalar("SELECT max(attempts) FROM events") == 1)
+        }
+    }
 }

@@ -16,6 +16,21 @@ extension WorkerPool {
     enum BatchOutcome {
         case applied(ClaimedJob, any BatchableJobHandler, AppliedEvent)
         case failed(ClaimedJob, any Error)
+        /// Its locks were held by another transaction beyond ``batchLockTimeout``: rolled back to
+        /// its savepoint, not counted as an attempt, and run alone once the batch has committed.
+        case deferred(ClaimedJob)
+    }
+
+    /// How long a job inside a batch waits for an entity's lock before it is deferred. A batch
+    /// holds the locks of its earlier jobs until it commits; two batches (of two processes) that
+    /// want each other's entities would otherwise wait for each other until PostgreSQL's deadlock
+    /// detection breaks the cycle after `deadlock_timeout` (1 s) by failing an attempt.
+    static let batchLockTimeout = "50ms"
+
+    /// Whether a job's error inside a batch means "another transaction holds what it needs".
+    static func isLockConflict(_ error: any Error) -> Bool {
+        guard let psql = error as? PSQLError, let state = psql.serverInfo?[.sqlState] else { return false }
+        return state == "55P03" || state == "40P01"  // lock_not_available, deadlock_detected
     }
 
     /// Applies `jobs` in one transaction when every one has a ``BatchableJobHandler``; else,
@@ -44,6 +59,8 @@ extension WorkerPool {
         let elapsed = started.duration(to: .now)
         for outcome in outcomes {
             switch outcome {
+            case let .deferred(job):
+                await execute(job)
             case let .applied(job, handler, applied):
                 handler.didCommit(job, applied)
                 metrics?.countAttempt(queue.name, .done, duration: elapsed)
@@ -63,6 +80,7 @@ extension WorkerPool {
     ) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
         outcomes.reserveCapacity(batch.count)
+        try await connection.query("SELECT set_config('lock_timeout', \(Self.batchLockTimeout), true)", logger: logger)
         for (job, handler) in batch {
             try await connection.query("SAVEPOINT job", logger: logger)
             do {
@@ -73,7 +91,7 @@ extension WorkerPool {
                 // Only this job's writes and locks go; a failure to roll back fails the batch.
                 try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
                 try await connection.query("RELEASE SAVEPOINT job", logger: logger)
-                outcomes.append(.failed(job, error))
+                outcomes.append(Self.isLockConflict(error) ? .deferred(job) : .failed(job, error))
             }
         }
         let applied = outcomes.compactMap { outcome -> ClaimedJob? in
