@@ -39,6 +39,35 @@ final class StartCountingHandler: JobHandler {
     }
 }
 
+/// Records, per ordering key, how many of its jobs ran at once at most and the order they began.
+final class OverlapHandler: JobHandler {
+    private struct State {
+        var inFlight: [String: Int] = [:]
+        var maxInFlight: [String: Int] = [:]
+        var began: [String: [Int64]] = [:]
+        var maxTotalInFlight = 0
+    }
+    private let state = Mutex(State())
+    let delay: Duration
+    var maxInFlight: [String: Int] { state.withLock { $0.maxInFlight } }
+    var began: [String: [Int64]] { state.withLock { $0.began } }
+    var maxTotalInFlight: Int { state.withLock { $0.maxTotalInFlight } }
+
+    init(delay: Duration) { self.delay = delay }
+
+    func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
+        let key = job.attributes["ordering_key"] ?? ""
+        state.withLock { state in
+            state.inFlight[key, default: 0] += 1
+            state.maxInFlight[key] = max(state.maxInFlight[key] ?? 0, state.inFlight[key] ?? 0)
+            state.began[key, default: []].append(job.id)
+            state.maxTotalInFlight = max(state.maxTotalInFlight, state.inFlight.values.reduce(0, +))
+        }
+        defer { state.withLock { $0.inFlight[key, default: 1] -= 1 } }
+        try await RecordingHandler(delay: delay).handle(job, completion: completion)
+    }
+}
+
 /// A handler without writes of its own that counts how often it ran each job.
 final class CountingHandler: JobHandler {
     private let state = Mutex([Int64: Int]())
@@ -170,6 +199,33 @@ struct WorkerPoolTests {
             #expect(done >= 4 && done < 200, "\(states)")
             #expect(try await db.scalar("SELECT count(*) FROM effects") == done)
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'pending' AND attempts = 0") == 200 - done)
+        }
+    }
+
+    /// One entity's events run one at a time in this process, in the order stored, while other
+    /// entities' events use the other slots; on shutdown, the claimed ones not begun go back.
+    @Test func oneEntitysEventsRunOneAtATimeInOrderAndWaitingOnesGoBackAtShutdown() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            let records = (0..<24).map { index in
+                EventRecord(
+                    source: .stripe, externalID: "evt_overlap_\(index)", type: "test.synthetic", environment: "test",
+                    eventTime: Date(), orderingKey: index % 3 == 0 ? "obj_other_\(index)" : "obj_busy",
+                    payload: ByteBuffer(string: #"{"id":"evt_overlap_\#(index)","object":"event"}"#))
+            }
+            _ = try await EventStore(client: db.client, logger: Self.logger).insert(records)
+            let handler = OverlapHandler(delay: .milliseconds(40))
+            let pool = Self.pool(db, handlers: ["stripe": handler], concurrency: 4)
+            try await Self.run(pool) { (handler.began["obj_busy"]?.count ?? 0) >= 6 }
+            #expect(handler.maxInFlight["obj_busy"] == 1)
+            let began = handler.began["obj_busy"] ?? []
+            #expect(began == began.sorted(), "in the order stored")
+            #expect(handler.maxTotalInFlight > 1, "other entities' events ran beside it")
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'running'") == 0)
+            let done = try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'")
+            #expect(try await db.scalar("SELECT count(*) FROM effects") == done)
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'pending' AND attempts = 0") == 24 - done)
+            #expect(done < 24, "waiting ones were given back, not run")
         }
     }
 

@@ -7,16 +7,18 @@ import Shared
 /// - The events of one `ordering_key` (an Apple `originalTransactionId`, a Stripe object) stay
 ///   together, so that two batches of this process do not wait on each other's locks of that
 ///   entity; a key with more events than a batch holds fills consecutive batches, earliest first.
+/// - Batches, and jobs claimed together when each is its own batch, are in the order stored
+///   (a dequeue returns its rows in no particular order).
 /// - Inside a batch, events are applied in the order they were stored. Not by key: an ordering key
 ///   is the provider's object, not Sluice's entity (a Stripe refund's charge and its payment
 ///   intent have different keys and one entitlement), so reordering by key could apply a refund
 ///   before its purchase.
 enum BatchPlan {
     static func batches(of jobs: [ClaimedJob], size: Int) -> [[ClaimedJob]] {
-        guard size > 1 else { return jobs.map { [$0] } }
+        guard size > 1 else { return ordered(jobs).map { [$0] } }
         var groups: [String: [ClaimedJob]] = [:]
         var order: [String] = []
-        for job in jobs {
+        for job in ordered(jobs) {
             let key = Self.entity(of: job)
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(job)

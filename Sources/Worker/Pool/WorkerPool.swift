@@ -45,7 +45,7 @@ final class WorkerPool: Service, CustomStringConvertible {
     let metrics: WorkerMetrics?
     let logger: Logger
     private let wakeup = WakeupSignal()
-    private let running = Mutex(Set<Int64>())
+    private let slots: Mutex<SlotStateMachine<[ClaimedJob]>>
     private let completions: CompletionBatcher
 
     var description: String { "WorkerPool(\(queue.name))" }
@@ -60,6 +60,7 @@ final class WorkerPool: Service, CustomStringConvertible {
         self.metrics = metrics
         self.logger = logger
         completions = CompletionBatcher(queue: queue, timeLimit: configuration.databaseTimeLimit)
+        slots = Mutex(SlotStateMachine(concurrency: configuration.concurrency))
     }
 
     /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
@@ -85,19 +86,20 @@ final class WorkerPool: Service, CustomStringConvertible {
         logger.info("worker pool stopped", metadata: ["queue": "\(queue.name)"])
     }
 
-    /// Returns after shutdown began and every running job finished.
+    /// Returns after shutdown began and every running job finished; claimed jobs that had not
+    /// started go back to the queue.
     private func dispatchUntilShutdown() async {
         await withDiscardingTaskGroup { jobs in
             while !Task.isShuttingDownGracefully {
-                let free = configuration.concurrency - running.withLock(\.count)
-                guard free > 0 else {
+                let limit = slots.withLock { $0.claimLimit }
+                guard limit > 0 else {
                     await wakeup.wait(timeout: configuration.pollInterval)
                     continue
                 }
                 let claimed: [ClaimedJob]
                 do {
                     claimed = try await withinDatabaseTimeLimit { [queue, configuration] in
-                        try await queue.dequeue(limit: free, owner: configuration.owner)
+                        try await queue.dequeue(limit: limit, owner: configuration.owner)
                     }
                 } catch {
                     logger.warning("dequeue failed", metadata: ["queue": "\(queue.name)", "error": "\(ErrorText.describe(error))"])
@@ -108,18 +110,32 @@ final class WorkerPool: Service, CustomStringConvertible {
                     try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
-                for batch in BatchPlan.batches(of: claimed, size: configuration.batchSize) {
-                    running.withLock { $0.formUnion(batch.map(\.id)) }
-                    jobs.addTask {
-                        await self.executeWithinLimit(batch)
-                        self.running.withLock { $0.subtract(batch.map(\.id)) }
-                        self.wakeup.signal()
-                    }
+                let work = BatchPlan.batches(of: claimed, size: configuration.batchSize).map { batch in
+                    (jobIDs: batch.map(\.id), keys: Set(batch.map(BatchPlan.entity(of:))), payload: batch)
                 }
-                if claimed.count < free {
+                for unit in slots.withLock({ $0.claimed(work) }) {
+                    jobs.addTask { await self.run(unit) }
+                }
+                if claimed.count < limit {
                     await wakeup.wait(timeout: configuration.pollInterval)
                 }
             }
+            let unstarted = slots.withLock { $0.shutDown() }.flatMap(\.payload)
+            if !unstarted.isEmpty {
+                try? await withinDatabaseTimeLimit { [queue] in try await queue.release(unstarted) }
+            }
+        }
+    }
+
+    /// Runs a unit, then, in the same task, the units its end lets start (the next work of its
+    /// entities first); wakes the dispatcher as slots free up.
+    private func run(_ unit: SlotStateMachine<[ClaimedJob]>.Unit) async {
+        var next = [unit]
+        while !next.isEmpty {
+            let current = next.removeFirst()
+            await executeWithinLimit(current.payload)
+            next += slots.withLock { $0.finished(current.number) }
+            wakeup.signal()
         }
     }
 
@@ -213,7 +229,7 @@ final class WorkerPool: Service, CustomStringConvertible {
         let period = Duration.seconds(max(queue.configuration.leaseSeconds / 3, 0.2))
         while !Task.isCancelled {
             try? await Task.sleep(for: period)
-            let ids = Array(running.withLock { $0 })
+            let ids = slots.withLock { $0.heldJobIDs }
             do {
                 try await withinDatabaseTimeLimit { [queue, configuration] in
                     try await queue.extendLeases(of: ids, owner: configuration.owner)

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+@testable import Worker
+
+/// Every transition of ``WorkerPool/SlotStateMachine``, without a database: what may be claimed,
+/// what starts, what waits for its entity or a slot, what runs next in a finished unit's task, and
+/// what a shutdown gives back.
+struct SlotStateMachineTests {
+    typealias Machine = WorkerPool.SlotStateMachine<String>
+
+    /// One job per unit: `(id, entity)`; the payload is the job's name.
+    static func work(_ jobs: [(Int64, String)]) -> [(jobIDs: [Int64], keys: Set<String>, payload: String)] {
+        jobs.map { (jobIDs: [$0.0], keys: [$0.1], payload: "job\($0.0)") }
+    }
+
+    @Test func jobsOfDifferentEntitiesStartAtOnce() {
+        var machine = Machine(concurrency: 4)
+        #expect(machine.claimLimit == 4)
+        let started = machine.claimed(Self.work([(1, "a"), (2, "b"), (3, "c")]))
+        #expect(started.map(\.payload) == ["job1", "job2", "job3"])
+        #expect(machine.runningJobs == 3 && machine.waiting.isEmpty)
+        #expect(machine.claimLimit == 1)
+    }
+
+    @Test func aLaterJobOfARunningEntityWaitsAndRunsNextInItsTask() {
+        var machine = Machine(concurrency: 4)
+        let started = machine.claimed(Self.work([(1, "a"), (2, "a"), (3, "b"), (4, "a")]))
+        #expect(started.map(\.payload) == ["job1", "job3"])
+        #expect(machine.waiting.map(\.payload) == ["job2", "job4"])
+        // Waiting jobs hold no slot: two more may be claimed for other entities.
+        #expect(machine.claimLimit == 2)
+        #expect(Set(machine.heldJobIDs) == [1, 2, 3, 4], "waiting jobs keep their leases")
+        // b finishing starts nothing of a's.
+        #expect(machine.finished(started[1].number).isEmpty)
+        let next = machine.finished(started[0].number)
+        #expect(next.map(\.payload) == ["job2"])
+        #expect(machine.finished(next[0].number).map(\.payload) == ["job4"])
+    }
+
+    @Test func claimsAcrossDequeuesKeepOneEntitysOrder() {
+        var machine = Machine(concurrency: 2)
+        let first = machine.claimed(Self.work([(1, "a")]))
+        #expect(machine.claimed(Self.work([(2, "a"), (3, "b")])).map(\.payload) == ["job3"])
+        #expect(machine.claimed(Self.work([(4, "a")])).isEmpty)
+        #expect(machine.finished(first[0].number).map(\.payload) == ["job2"])
+    }
+
+    @Test func aFullPoolHoldsAtMostTwiceItsConcurrency() {
+        var machine = Machine(concurrency: 2)
+        _ = machine.claimed(Self.work([(1, "a"), (2, "b")]))
+        #expect(machine.claimLimit == 0, "every slot runs")
+        var other = Machine(concurrency: 2)
+        _ = other.claimed(Self.work([(1, "a"), (2, "a"), (3, "a"), (4, "a")]))
+        #expect(other.runningJobs == 1 && other.waitingJobs == 3)
+        #expect(other.claimLimit == 0, "a slot is free, but 2 × concurrency jobs are held")
+    }
+
+    @Test func aJobWaitingForASlotStartsWhenAnyUnitFinishes() {
+        var machine = Machine(concurrency: 2)
+        let started = machine.claimed(Self.work([(1, "a"), (2, "b"), (3, "c")]))
+        #expect(started.map(\.payload) == ["job1", "job2"])
+        #expect(machine.waiting.map(\.payload) == ["job3"])
+        #expect(machine.finished(started[1].number).map(\.payload) == ["job3"])
+    }
+
+    @Test func aWaitingUnitBlocksLaterUnitsOfItsEntitiesEvenWhenASlotIsFree() {
+        // job2 (a, b) waits for a; job3 (b) must not overtake it although b is free.
+        var machine = Machine(concurrency: 4)
+        let started = machine.claimed([
+            (jobIDs: [1], keys: ["a"], payload: "job1"),
+            (jobIDs: [2], keys: ["a", "b"], payload: "job2"),
+            (jobIDs: [3], keys: ["b"], payload: "job3"),
+            (jobIDs: [4], keys: ["c"], payload: "job4"),
+        ])
+        #expect(started.map(\.payload) == ["job1", "job4"])
+        #expect(machine.finished(started[0].number).map(\.payload) == ["job2"])
+    }
+
+    @Test func aBatchTakesASlotPerJobAndStartsNothingOfItsEntitiesMeanwhile() {
+        var machine = Machine(concurrency: 4)
+        let started = machine.claimed([
+            (jobIDs: [1, 2, 3], keys: ["a", "b"], payload: "batch1"),
+            (jobIDs: [4], keys: ["b"], payload: "job4"),
+            (jobIDs: [5], keys: ["c"], payload: "job5"),
+        ])
+        #expect(started.map(\.payload) == ["batch1", "job5"])
+        #expect(machine.runningJobs == 4 && machine.claimLimit == 0)
+        #expect(machine.finished(started[0].number).map(\.payload) == ["job4"])
+    }
+
+    @Test func shutdownGivesBackTheWaitingAndStartsNothingMore() {
+        var machine = Machine(concurrency: 2)
+        let started = machine.claimed(Self.work([(1, "a"), (2, "a"), (3, "b"), (4, "c")]))
+        #expect(started.map(\.payload) == ["job1", "job3"])
+        let returned = machine.shutDown()
+        #expect(returned.map(\.payload) == ["job2", "job4"])
+        #expect(machine.claimLimit == 0)
+        #expect(machine.finished(started[0].number).isEmpty, "a's next job went back to the queue")
+        #expect(machine.finished(started[1].number).isEmpty)
+        #expect(machine.heldJobIDs.isEmpty)
+    }
+
+    @Test(arguments: [
+        // (concurrency, entities of the claimed jobs in order, started at once)
+        (1, ["a", "b"], ["job0"]),
+        (3, ["a", "a", "a"], ["job0"]),
+        (3, ["a", "b", "a", "c"], ["job0", "job1", "job3"]),
+        (2, ["a", "b", "c", "a"], ["job0", "job1"]),
+    ])
+    func startsAtOnce(concurrency: Int, entities: [String], started: [String]) {
+        var machine = Machine(concurrency: concurrency)
+        let jobs = entities.enumerated().map { (Int64($0.offset), $0.element) }
+        #expect(machine.claimed(Self.work(jobs)).map(\.payload) == started)
+        #expect(machine.runningJobs + machine.waitingJobs == entities.count)
+    }
+}
