@@ -172,12 +172,23 @@ public struct StateStore: Sendable {
     }
 
     /// Adds or completes a link; a field the new link leaves `nil` keeps its stored value.
+    ///
+    /// A link already stored with every value this one carries is not written: an upsert would
+    /// lock its row until the transaction ends, and a link many events share (a Stripe customer
+    /// paying often) would make their transactions wait for each other for nothing.
     public func save(_ link: ProviderLink) async throws {
         try await connection.query(
             """
             INSERT INTO provider_links (kind, scope, external_id, user_id, entitlement_key, transaction_key, account)
-            VALUES (\(link.kind.rawValue), \(link.scope), \(link.externalID), \(link.userID), \(link.entitlementKey),
-                \(link.transactionKey), \(link.account))
+            SELECT \(link.kind.rawValue), \(link.scope), \(link.externalID), \(link.userID)::text, \(link.entitlementKey)::text,
+                \(link.transactionKey)::text, \(link.account)::text
+            WHERE NOT EXISTS (
+                SELECT 1 FROM provider_links
+                WHERE kind = \(link.kind.rawValue) AND scope = \(link.scope) AND external_id = \(link.externalID)
+                  AND (\(link.userID)::text IS NULL OR user_id = \(link.userID)::text)
+                  AND (\(link.entitlementKey)::text IS NULL OR entitlement_key = \(link.entitlementKey)::text)
+                  AND (\(link.transactionKey)::text IS NULL OR transaction_key = \(link.transactionKey)::text)
+                  AND (\(link.account)::text IS NULL OR account = \(link.account)::text))
             ON CONFLICT (kind, scope, external_id) DO UPDATE SET
                 user_id = COALESCE(EXCLUDED.user_id, provider_links.user_id),
                 entitlement_key = COALESCE(EXCLUDED.entitlement_key, provider_links.entitlement_key),

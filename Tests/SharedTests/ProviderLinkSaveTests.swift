@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+/// ``StateStore/save(_:)-(ProviderLink)``: a link is added or completed, and a link already stored
+/// with every value it carries is not written at all, so it takes no row lock: events that share a
+/// link (one Stripe customer's many payments) do not wait for each other's commits.
+@Suite(.timeLimit(.minutes(3)))
+struct ProviderLinkSaveTests {
+    static let logger = TestDatabase.logger
+
+    @Test func anUnchangedLinkTakesNoLockAndANewValueStillWaitsForIt() async throws {
+        try await TestDatabase.with { db in
+            let link = ProviderLink(.stripeCustomer, "cus_shared", userID: "user_1", scope: "test:")
+            try await db.client.withTransaction(logger: Self.logger) { try await StateStore(connection: $0, logger: Self.logger).save(link) }
+            try await db.client.withTransaction(logger: Self.logger) { holder in
+                // The holder saves it again, unchanged, and keeps its transaction open.
+                try await StateStore(connection: holder, logger: Self.logger).save(link)
+                try await db.client.withConnection { other in
+                    try await other.query("BEGIN", logger: Self.logger)
+                    try await other.query("SET LOCAL lock_timeout = '200ms'", logger: Self.logger)
+                    // Neither an equal link nor one that carries less waits for the holder.
+                    try await StateStore(connection: other, logger: Self.logger).save(link)
+                    try await StateStore(connection: other, logger: Self.logger).save(ProviderLink(.stripeCustomer, "cus_shared", scope: "test:"))
+                    try await other.query("COMMIT", logger: Self.logger)
+                }
+                // A link that changes the row writes it (and would wait for a holder that had).
+                try await StateStore(connection: holder, logger: Self.logger).save(
+                    ProviderLink(.stripeCustomer, "cus_shared", account: "acct_1", scope: "test:"))
+                try await db.client.withConnection { other in
+                    try await other.query("BEGIN", logger: Self.logger)
+                    try await other.query("SET LOCAL lock_timeout = '200ms'", logger: Self.logger)
+                    let error = await #expect(throws: PSQLError.self) {
+                        try await StateStore(connection: other, logger: Self.logger).save(
+                            ProviderLink(.stripeCustomer, "cus_shared", userID: "user_2", scope: "test:"))
+                    }
+                    #expect(error?.serverInfo?[.sqlState] == "55P03")
+                    try await other.query("ROLLBACK", logger: Self.logger)
+                }
+            }
+        }
+    }
+
+    @Test func aLinkIsAddedThenCompletedAndNilKeepsWhatIsStored() async throws {
+        try await TestDatabase.with { db in
+            try await db.client.withTransaction(logger: Self.logger) { connection in
+                let store = StateStore(connection: connection, logger: Self.logger)
+                try await store.save(ProviderLink(.stripeSubscription, "sub_1", userID: "user_1", scope: "test:"))
+                try await store.save(ProviderLink(.stripeSubscription, "sub_1", entitlementKey: "stripe:test:subscription:sub_1", scope: "test:"))
+                try await store.save(ProviderLink(.stripeSubscription, "sub_1", userID: "user_1", scope: "test:"))
+                let stored = try await store.link(.stripeSubscription, "sub_1", scope: "test:")
+                #expect(stored?.userID == "user_1")
+                #expect(stored?.entitlementKey == "stripe:test:subscription:sub_1")
+                try await store.save(ProviderLink(.stripeSubscription, "sub_1", userID: "user_2", scope: "test:"))
+                #expect(try await store.link(.stripeSubscription, "sub_1", scope: "test:")?.userID == "user_2")
+                #expect(try await store.link(.stripeSubscription, "sub_1", scope: "other:") == nil)
+            }
+        }
+    }
+}
