@@ -33,6 +33,27 @@ struct AppleOrderingTests {
         }
     }
 
+    /// A REFUND applied before the SUBSCRIBED of the same purchase (Apple retries each on its own
+    /// schedule): the late SUBSCRIBED must not give the access back.
+    @Test func aRefundAppliedBeforeItsSubscribedKeepsTheAccessEnded() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            var refunded = subscription("13001", user: user, purchased: Self.at(0))
+            refunded.revocationDate = Self.at(2).appleMilliseconds
+            refunded.revocationReason = 0
+            try await system.notify("REFUND", transaction: refunded, at: Self.at(2))
+            try await system.drain()
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("13001", user: user, purchased: Self.at(0)), at: Self.at(0))
+            try await system.drain()
+            let e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "refunded")
+            #expect(e["is_active"] as? Bool == false)
+            #expect(try await system.outcomes() == ["applied", "stale"])
+            let t = try await system.transactions(userID: user)
+            #expect(t.map { $0["status"] as? String } == ["refunded"])
+        }
+    }
+
     @Test func anOlderExpiredAfterANewerRenewalChangesNothing() async throws {
         try await SystemHarness.run { system in
             let user = UUID().uuidString.lowercased()
