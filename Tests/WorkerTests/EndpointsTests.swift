@@ -172,6 +172,29 @@ struct EndpointsTests {
         }
     }
 
+    /// `--max-per-second`: a worker sends an endpoint no more than that many deliveries a second,
+    /// even with several deliveries ready and several workers free. (A lower bound on time: load
+    /// can only make the deliveries later.)
+    @Test func anEndpointsRateLimitSpacesItsDeliveries() async throws {
+        try await HTTPSink.with { sink in
+            try await SystemHarness.run { system in
+                let (endpoint, _) = try await OutgoingEventsTests.addEndpoint(system, url: sink.url, events: ["entitlement.granted"])
+                _ = try await Self.store(system).update(endpoint.id, .init(maxPerSecond: .some(4)))
+                for n in 0..<5 {
+                    try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_rate_\(n)", user: "u_rate_\(n)"))
+                }
+                try await system.drain()
+                try await system.forward(workers: 5)
+                let arrivals = sink.received.map(\.arrivedAt)
+                try #require(arrivals.count == 5)
+                // Four a second: the five leave over at least a second (slots 250 ms apart). Each
+                // arrives some time after its slot, so 300 ms are allowed for the first arriving
+                // late; without the limit all five arrive within a few milliseconds.
+                #expect(arrivals[0].duration(to: arrivals[4]) >= .milliseconds(700), "\(arrivals)")
+            }
+        }
+    }
+
     @Test func theCommandsManageEndpointsAndRefuseBadInput() async throws {
         try await TestDatabase.with { db in
             let added = try OperatorCommandTests.worker(

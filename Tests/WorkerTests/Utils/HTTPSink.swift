@@ -14,6 +14,8 @@ final class HTTPSink: Sendable {
     struct Received: Sendable {
         var headers: HTTPFields
         var body: [UInt8]
+        /// When the request had arrived whole.
+        var arrivedAt = ContinuousClock.now
 
         func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
     }
