@@ -47,18 +47,21 @@ public struct TestDatabase: Sendable {
             configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
         let result: Result
         do {
-            result = try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
-                defer { group.cancelAll() }
-                try await creations.run {
-                    try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
-                        try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+            // A host for work whose caller gave up on it (withTimeout), as the processes have.
+            result = try await OverrunHost.with {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await client.run() }
+                    defer { group.cancelAll() }
+                    try await creations.run {
+                        try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
+                            try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+                        }
+                        if migrate {
+                            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
+                        }
                     }
-                    if migrate {
-                        try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
-                    }
+                    return try await body(TestDatabase(url: url, client: client))
                 }
-                return try await body(TestDatabase(url: url, client: client))
             }
         } catch {
             try? await drop(name, on: server)

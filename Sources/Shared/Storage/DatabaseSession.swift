@@ -18,15 +18,17 @@ public enum DatabaseSession {
         backgroundLogger.logLevel = max(logger.logLevel, .warning)
         let client = PostgresClient(
             configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: backgroundLogger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            do {
-                _ = try await withTimeout(connectTimeout) { try await client.query("SELECT 1", logger: logger) }
-            } catch {
-                throw CommandFailure("the database at \(url.host):\(url.port)/\(url.database) cannot be reached")
+        return try await OverrunHost.with {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                do {
+                    _ = try await withTimeout(connectTimeout) { try await client.query("SELECT 1", logger: logger) }
+                } catch {
+                    throw CommandFailure("the database at \(url.host):\(url.port)/\(url.database) cannot be reached")
+                }
+                return try await body(client)
             }
-            return try await body(client)
         }
     }
 }

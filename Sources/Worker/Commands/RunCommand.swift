@@ -89,7 +89,7 @@ struct RunCommand: AsyncParsableCommand {
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
                 "metrics_port": "\(settings.metricsPort)",
             ])
-            try await ServiceGroup(configuration: group).run()
+            try await OverrunHost.with { try await ServiceGroup(configuration: group).run() }
         }
     }
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+import Synchronization
+
+/// Why ``withTimeout(_:_:)`` gave up.
+public struct TimeoutError: Error, CustomStringConvertible {
+    public var description: String { "timed out" }
+}
+
+/// Runs `body`, or throws ``TimeoutError`` when it takes longer than `timeout` — even when `body`
+/// does not respond to cancellation.
+///
+/// A query blocked inside PostgreSQL (a lock, a hung server) does not stop when its task is
+/// cancelled, and a task group would wait for it; a request must still be answered `503` on time.
+/// So `body` runs in the ``OverrunHost/current`` host's group: the call returns at the deadline
+/// (or at once when its own task is cancelled), and `body` is cancelled and left to end there; its
+/// result is then dropped. Without a host this is ``withCancellingTimeout(_:_:)``, which waits for
+/// `body` to end.
+public func withTimeout<Result: Sendable>(
+    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
+) async throws -> Result {
+    guard let host = OverrunHost.current else { return try await withCancellingTimeout(timeout, body) }
+    let outcome = FirstOutcome<Result>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.install(continuation)
+            let taken = host.submit {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do { outcome.settle(.success(try await body())) } catch { outcome.settle(.failure(error)) }
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: timeout)
+                        outcome.settle(.failure(TimeoutError()))
+                    }
+                    await outcome.decided()
+                    group.cancelAll()
+                }
+            }
+            if !taken { outcome.settle(.failure(CancellationError())) }
+        }
+    } onCancel: {
+        outcome.settle(.failure(CancellationError()))
+    }
+}
+
+/// Resumes one continuation with whichever result comes first: the work, the timer or
+/// cancellation; the shell of ``StateMachine``.
+final class FirstOutcome<Value: Sendable>: Sendable {
+    private typealias Machine = StateMachine<CheckedContinuation<Value, any Error>, CheckedContinuation<Void, Never>, Swift.Result<Value, any Error>>
+    private let machine = Mutex(Machine())
+
+    func install(_ continuation: CheckedContinuation<Value, any Error>) {
+        switch machine.withLock({ $0.install(continuation) }) {
+        case .wait: break
+        case .resume(let result): continuation.resume(with: result)
+        }
+    }
+
+    func settle(_ result: Swift.Result<Value, any Error>) {
+        switch machine.withLock({ $0.settle(result) }) {
+        case .ignore: break
+        case .decide(let waiter, let value, let watchers):
+            waiter?.resume(with: value)
+            for watcher in watchers { watcher.resume() }
+        }
+    }
+
+    /// Returns once the outcome is decided.
+    func decided() async {
+        await withCheckedContinuation { (watcher: CheckedContinuation<Void, Never>) in
+            switch machine.withLock({ $0.watch(watcher) }) {
+            case .wait: break
+            case .resume: watcher.resume()
+            }
+        }
+    }
+}
+
+/// Runs `body` in a child task and cancels it after `timeout`, throwing ``TimeoutError``; for work
+/// that stops when cancelled.
+///
+/// Unlike ``withTimeout(_:_:)`` nothing outlives the call: a request body must not, because
+/// Hummingbird reads the next request of the connection with the same iterator once the handler
+/// has returned, and two readers of one iterator crash the process.
+public func withCancellingTimeout<Result: Sendable>(
+    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let result = first else { throw TimeoutError() }
+        return result
+    }
+}
