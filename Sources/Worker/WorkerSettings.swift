@@ -10,6 +10,9 @@ struct WorkerSettings: Sendable {
     /// `WORKER_LISTEN`: whether new work is announced by LISTEN/NOTIFY (off behind a pooler in
     /// transaction mode, where LISTEN does not work); without it the pool finds work by polling.
     var listens: Bool
+    /// `WORKER_LISTEN_DATABASE_URL`: a direct connection for LISTEN alone, when `DATABASE_URL`
+    /// goes through a transaction-mode pooler; `nil`: LISTEN uses `DATABASE_URL`.
+    var listenDatabase: DatabaseURL?
     /// `WORKER_POLL_INTERVAL_MS`: how often an idle pool looks for work without a notification.
     var pollInterval: Duration
     var queue: JobQueue.Configuration
@@ -49,6 +52,7 @@ struct WorkerSettings: Sendable {
           WORKER_CONCURRENCY        jobs in flight per process (default 16)
           WORKER_BATCH_SIZE         most events applied in one transaction, each in a savepoint (default 1: one each; experimental)
           WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
+          WORKER_LISTEN_DATABASE_URL a direct connection to PostgreSQL for LISTEN alone, when DATABASE_URL is a transaction-mode pooler (its password, when it has none, is DATABASE_PASSWORD's)
           WORKER_POLL_INTERVAL_MS   how often an idle worker looks for work without a notification (default 1000)
           MAX_ATTEMPTS              attempts before a job is dead-lettered (default 12)
           RETRY_BASE_SECONDS        backoff base, base·2^(attempt−1) with full jitter (default 2)
@@ -74,6 +78,16 @@ struct WorkerSettings: Sendable {
         concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
         batchSize = try environment.int("WORKER_BATCH_SIZE", default: 1, range: 1...512)
         listens = try environment.bool("WORKER_LISTEN", default: true)
+        if let listenURL = environment.string("WORKER_LISTEN_DATABASE_URL") {
+            var url = try DatabaseURL(listenURL, variable: "WORKER_LISTEN_DATABASE_URL")
+            if url.password == nil { url.password = database.password }
+            listenDatabase = url
+        } else {
+            listenDatabase = nil
+        }
+        if listenDatabase != nil, !listens {
+            throw ConfigurationError(variable: "WORKER_LISTEN_DATABASE_URL", reason: "is set while WORKER_LISTEN is false: give one of them")
+        }
         pollInterval = .milliseconds(try environment.int("WORKER_POLL_INTERVAL_MS", default: 1_000, range: 10...60_000))
         let maxAttempts = try environment.int("MAX_ATTEMPTS", default: 12, range: 1...1000)
         let base = try environment.double("RETRY_BASE_SECONDS", default: 2, range: 0...86_400)

@@ -160,6 +160,31 @@ struct WorkerPoolTests {
         }
     }
 
+    /// With a connection of its own for LISTEN (`WORKER_LISTEN_DATABASE_URL`, past a
+    /// transaction-mode pooler), the pool LISTENs there and new work wakes it, long before its poll.
+    @Test func aPoolListensOnItsOwnConnectionWhenGivenOne() async throws {
+        try await TestDatabase.with { db async throws in
+            try await db.client.query("CREATE TABLE effects (job_id bigint)", logger: Self.logger)
+            var configuration = try db.url.clientConfiguration(maximumConnections: 1)
+            configuration.options.additionalStartupParameters = [("application_name", "sluice-listener")]
+            let listener = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+            let pool = WorkerPool(
+                queue: JobQueue(client: db.client, name: .events, logger: Self.logger),
+                handlers: ["stripe": RecordingHandler()],
+                configuration: .init(concurrency: 4, listens: true, pollInterval: .seconds(3_600)), notifications: listener,
+                logger: Self.logger)
+            try await Self.run(pool, with: [listener]) {
+                let listening = try await db.scalar(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'sluice-listener' AND query ILIKE 'LISTEN%'")
+                if listening == 1, try await db.scalar("SELECT count(*) FROM events") == 0 {
+                    try await SyntheticEvents.enqueue(10, into: EventStore(client: db.client, logger: Self.logger))
+                }
+                return try await db.scalar("SELECT count(*) FROM effects") == 10
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") == 10)
+        }
+    }
+
     /// Jobs without writes of their own are completed in shared batches: each once, none left running.
     @Test func jobsWithoutWritesAreCompletedOnceInBatches() async throws {
         try await TestDatabase.with { db async throws in

@@ -21,6 +21,28 @@ struct WorkerSettingsTests {
         #expect(try Self.settings(["WORKER_LISTEN": text]).listens == expected)
     }
 
+    @Test func listenMayHaveAConnectionOfItsOwnWithTheDatabasePassword() throws {
+        #expect(try Self.settings([:]).listenDatabase == nil)
+        let settings = try Self.settings([
+            "DATABASE_URL": "postgres://sluice_worker@pgbouncer:6432/sluice", "DATABASE_PASSWORD": "s3cret",
+            "WORKER_LISTEN_DATABASE_URL": "postgres://sluice_worker@db:5432/sluice?sslmode=require",
+        ])
+        #expect(settings.listens)
+        #expect(settings.listenDatabase?.host == "db")
+        #expect(settings.listenDatabase?.password == "s3cret")
+        #expect(settings.listenDatabase?.sslMode == "require")
+        let own = try Self.settings(["WORKER_LISTEN_DATABASE_URL": "postgres://listener:other@db:5432/sluice"])
+        #expect(own.listenDatabase?.password == "other")
+    }
+
+    /// Listening on a connection of its own while not listening at all: one of them is a mistake.
+    @Test func aListenConnectionWithListenOffIsRefused() throws {
+        let error = #expect(throws: ConfigurationError.self) {
+            try Self.settings(["WORKER_LISTEN_DATABASE_URL": "postgres://db/sluice", "WORKER_LISTEN": "false"])
+        }
+        #expect(error?.variable == "WORKER_LISTEN_DATABASE_URL")
+    }
+
     @Test func thePollIntervalIsInMilliseconds() throws {
         #expect(try Self.settings(["WORKER_POLL_INTERVAL_MS": "250"]).pollInterval == .milliseconds(250))
     }
@@ -32,7 +54,7 @@ struct WorkerSettingsTests {
 
     @Test(arguments: [
         ["WORKER_LISTEN": "maybe"], ["WORKER_POLL_INTERVAL_MS": "5"], ["WORKER_POLL_INTERVAL_MS": "soon"],
-        ["STRIPE_ACCOUNTS": "acct_1,cus_2"],
+        ["STRIPE_ACCOUNTS": "acct_1,cus_2"], ["WORKER_LISTEN_DATABASE_URL": "mysql://db/sluice"],
     ])
     func aBadValueIsRefusedNamingItsVariable(setting: [String: String]) throws {
         let error = #expect(throws: ConfigurationError.self) { try Self.settings(setting) }

@@ -7,9 +7,10 @@
 #
 # With CLUSTER_PGBOUNCER=1, ingest and the workers reach PostgreSQL through PgBouncer in
 # transaction mode (Debian's package, installed if missing), as a deployment past one machine
-# would: the workers poll (WORKER_LISTEN=false: LISTEN needs a session), every lock is a
-# transaction's. Migrations and the checks connect directly: `worker migrate` holds a session
-# lock, which a transaction-mode pooler cannot keep.
+# would: every lock is a transaction's. LISTEN needs a session, so the workers LISTEN on a direct
+# connection of their own (WORKER_LISTEN_DATABASE_URL), or with CLUSTER_WAKE=poll they poll
+# (WORKER_LISTEN=false). Migrations and the checks connect directly: `worker migrate` holds a
+# session lock, which a transaction-mode pooler cannot keep.
 
 # Installs nginx and curl if missing and builds the three binaries once; sets $bin.
 cluster_prepare() {
@@ -123,8 +124,16 @@ INI
         psql "postgres://postgres@127.0.0.1:$BOUNCER_PORT/postgres?sslmode=disable" -qAtc "SELECT 1" >/dev/null 2>&1 && break
         sleep 0.1
     done
-    export DATABASE_URL="postgres://postgres@127.0.0.1:$BOUNCER_PORT/postgres?sslmode=disable" WORKER_LISTEN=false
-    echo "==> PgBouncer $("$bouncer" --version | head -1 | awk '{print $2}') in transaction mode on :$BOUNCER_PORT; workers poll (WORKER_LISTEN=false)"
+    local wake
+    if [ "${CLUSTER_WAKE:-listen}" = poll ]; then
+        export WORKER_LISTEN=false
+        wake="workers poll (WORKER_LISTEN=false)"
+    else
+        export WORKER_LISTEN_DATABASE_URL=$DATABASE_URL
+        wake="workers LISTEN on a direct connection (WORKER_LISTEN_DATABASE_URL)"
+    fi
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$BOUNCER_PORT/postgres?sslmode=disable"
+    echo "==> PgBouncer $("$bouncer" --version | head -1 | awk '{print $2}') in transaction mode on :$BOUNCER_PORT; $wake"
 }
 
 # Stops everything; keeps the logs (and says where) when $1 is non-zero.
@@ -146,7 +155,7 @@ cluster_stop() {
     done
     [ -f "$PGDIR/bouncer/pgbouncer.pid" ] && kill -TERM "$(cat "$PGDIR/bouncer/pgbouncer.pid")" 2>/dev/null || true
     [ -f "$PGDIR/bouncer/pgbouncer.log" ] && [ "$rc" != 0 ] && cp "$PGDIR/bouncer/pgbouncer.log" "$WORK/pgbouncer.log"
-    if [ -n "${DIRECT_DATABASE_URL:-}" ]; then export DATABASE_URL=$DIRECT_DATABASE_URL; unset WORKER_LISTEN; fi
+    if [ -n "${DIRECT_DATABASE_URL:-}" ]; then export DATABASE_URL=$DIRECT_DATABASE_URL; unset WORKER_LISTEN WORKER_LISTEN_DATABASE_URL; fi
     pg_stop "$PGDIR"
     rm -rf "$PGDIR"
     if [ "$rc" != 0 ]; then

@@ -36,9 +36,14 @@ struct RunCommand: AsyncParsableCommand {
         let client = PostgresClient(
             configuration: try settings.database.clientConfiguration(maximumConnections: settings.concurrency + 8),
             backgroundLogger: logger)
+        // One session each for the two pools' LISTEN, past the pooler DATABASE_URL may go through.
+        let notifications = try settings.listenDatabase.map {
+            PostgresClient(configuration: try $0.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        }
         try await HTTPClient.withHTTPClient(configuration: Self.httpConfiguration(settings)) { http in
             let metrics = WorkerMetrics()
-            let pools = Self.pools(settings: settings, client: client, http: http, metrics: metrics, logger: logger)
+            let pools = Self.pools(
+                settings: settings, client: client, notifications: notifications, http: http, metrics: metrics, logger: logger)
             let server = MetricsServer.build(
                 port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
                 readiness: DatabaseReadiness(client: client), logger: logger)
@@ -51,6 +56,7 @@ struct RunCommand: AsyncParsableCommand {
                     successTerminationBehavior: .ignore),
                 .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
             ]
+            if let notifications { services.insert(.init(service: notifications), at: 1) }
             let recovery = Recovery(
                 settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
                 logger: logger)
@@ -87,6 +93,7 @@ struct RunCommand: AsyncParsableCommand {
             if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
             logger.info("worker starting", metadata: [
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
+                "wakes_on": "\(!settings.listens ? "polling" : settings.listenDatabase.map { "LISTEN at \($0.host):\($0.port)" } ?? "LISTEN")",
                 "metrics_port": "\(settings.metricsPort)",
             ])
             try await OverrunHost.with { try await ServiceGroup(configuration: group).run() }
@@ -96,7 +103,8 @@ struct RunCommand: AsyncParsableCommand {
     /// The events pool, whose changes and Apple notifications create deliveries, the deliveries
     /// pool it wakes, and the outbox that writes them.
     static func pools(
-        settings: WorkerSettings, client: PostgresClient, http: HTTPClient, metrics: WorkerMetrics?, logger: Logger
+        settings: WorkerSettings, client: PostgresClient, notifications: PostgresClient? = nil, http: HTTPClient, metrics: WorkerMetrics?,
+        logger: Logger
     ) -> (events: WorkerPool, deliveries: WorkerPool, outbox: ForwardOutbox) {
         let forwarder = ForwardHandler(
             http: http, signer: settings.forwardSigner, endpoints: EndpointStore(client: client, logger: logger),
@@ -110,7 +118,7 @@ struct RunCommand: AsyncParsableCommand {
         let deliveries = WorkerPool(
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
-            configuration: poolConfiguration, metrics: metrics, logger: logger)
+            configuration: poolConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         let outbox = ForwardOutbox(
             leeway: TimeInterval(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess, onCreated: { deliveries.wake() })
         // Events may be applied in batches (WORKER_BATCH_SIZE); deliveries each make their own HTTP call.
@@ -121,7 +129,7 @@ struct RunCommand: AsyncParsableCommand {
             handlers: EventHandlers.all(
                 logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior,
                 leeway: TimeInterval(settings.entitlementLeewaySeconds), proof: settings.recovery.eventProof),
-            configuration: eventsConfiguration, metrics: metrics, logger: logger)
+            configuration: eventsConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         return (events, deliveries, outbox)
     }
 

@@ -40,6 +40,9 @@ final class WorkerPool: Service, CustomStringConvertible {
     }
 
     let queue: JobQueue
+    /// Where the pool LISTENs: the queue's client, or a direct connection when the queue's goes
+    /// through a transaction-mode pooler (`WORKER_LISTEN_DATABASE_URL`).
+    let notifications: PostgresClient
     let handlers: [String: any JobHandler]
     let configuration: Configuration
     let metrics: WorkerMetrics?
@@ -52,9 +55,10 @@ final class WorkerPool: Service, CustomStringConvertible {
 
     init(
         queue: JobQueue, handlers: [String: any JobHandler], configuration: Configuration, metrics: WorkerMetrics? = nil,
-        logger: Logger
+        notifications: PostgresClient? = nil, logger: Logger
     ) {
         self.queue = queue
+        self.notifications = notifications ?? queue.client
         self.handlers = handlers
         self.configuration = configuration
         self.metrics = metrics
@@ -210,7 +214,7 @@ final class WorkerPool: Service, CustomStringConvertible {
     private func listenForNotifications() async {
         while !Task.isCancelled {
             do {
-                try await queue.client.withConnection { connection in
+                try await notifications.withConnection { connection in
                     try await connection.listen(on: self.queue.name.notificationChannel) { notifications in
                         // A (re)connected listener may have missed notifications: look once.
                         self.wakeup.signal()
