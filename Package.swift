@@ -25,6 +25,7 @@ func product(_ name: String) -> Target.Dependency {
         "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "HTTPTypes": "swift-http-types",
         "AsyncHTTPClient": "async-http-client", "ServiceLifecycle": "swift-service-lifecycle", "Logging": "swift-log",
         "Prometheus": "swift-prometheus", "Mustache": "swift-mustache", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
+        "ServiceLifecycleTestKit": "swift-service-lifecycle",
     ]
     return .product(name: name, package: packages[name]!)
 }
@@ -124,7 +125,7 @@ let package = Package(
             name: "SharedTests",
             dependencies: [
                 "Shared", "TestSupport", "DevSupport", product("Crypto"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"),
-                product("PostgresNIO"), product("X509"),
+                product("PostgresNIO"), product("ServiceLifecycle"), product("ServiceLifecycleTestKit"), product("X509"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -143,6 +144,7 @@ let package = Package(
                 "Worker", "Ingest", "Shared", "TestSupport", "DevSupport", product("AsyncHTTPClient"), product("Crypto"),
                 product("HTTPTypes"), product("Hummingbird"), product("HummingbirdTesting"), product("Logging"), product("NIOCore"),
                 product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"),
+                product("ServiceLifecycleTestKit"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,6 +2,7 @@
 import Shared
 import Synchronization
 import Testing
+import TestSupport
 
 /// ``withTimeout(_:_:)`` inside an ``OverrunHost``: the call ends on time even when its work
 /// ignores cancellation, and the work ends in the host's group, which waits for it.
@@ -102,9 +103,3 @@ private final class Gate: Sendable {
     }
 }
 
-/// Set once, read from any task.
-private final class Flag: Sendable {
-    private let raised = Atomic(false)
-    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
-    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
-}
