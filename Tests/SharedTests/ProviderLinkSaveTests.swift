@@ -60,4 +60,43 @@ struct ProviderLinkSaveTests {
             }
         }
     }
+
+    /// Many links in one statement end as saving them one by one would, the same id twice included
+    /// (an upsert may not touch one row twice in a statement); a lookup of several ids answers in
+    /// the order asked and leaves out the unknown ones and other scopes'.
+    @Test func linksSavedAndLookedUpTogetherEndAsOneByOne() async throws {
+        let links = [
+            ProviderLink(.stripeCustomer, "cus_1", userID: "user_1", scope: "test:"),
+            ProviderLink(.stripeSubscription, "sub_1", userID: "user_1", scope: "test:"),
+            ProviderLink(.stripeSubscription, "sub_1", entitlementKey: "stripe:test:subscription:sub_1", scope: "test:"),
+            ProviderLink(.stripeCustomer, "cus_1", userID: "user_2", account: "acct_1", scope: "test:"),
+            ProviderLink(.stripeInvoice, "in_1", transactionKey: "in_1", scope: "other:"),
+        ]
+        let asked: [(kind: ProviderLink.Kind, externalID: String)] = [
+            (.stripeSubscription, "sub_1"), (.stripeInvoice, "in_1"), (.stripeCharge, "ch_unknown"), (.stripeCustomer, "cus_1"),
+        ]
+        let together = try await TestDatabase.with { db in
+            try await db.client.withTransaction(logger: Self.logger) { connection in
+                let store = StateStore(connection: connection, logger: Self.logger)
+                try await store.save(links)
+                return try await store.links(asked, scope: "test:")
+            }
+        }
+        let oneByOne = try await TestDatabase.with { db in
+            try await db.client.withTransaction(logger: Self.logger) { connection in
+                let store = StateStore(connection: connection, logger: Self.logger)
+                for link in links { try await store.save(link) }
+                var found: [ProviderLink] = []
+                for (kind, id) in asked {
+                    if let link = try await store.link(kind, id, scope: "test:") { found.append(link) }
+                }
+                return found
+            }
+        }
+        #expect(together == oneByOne)
+        #expect(together == [
+            ProviderLink(.stripeSubscription, "sub_1", userID: "user_1", entitlementKey: "stripe:test:subscription:sub_1", scope: "test:"),
+            ProviderLink(.stripeCustomer, "cus_1", userID: "user_2", account: "acct_1", scope: "test:"),
+        ])
+    }
 }

@@ -28,4 +28,31 @@ struct StateStoreLockTests {
             }
         }
     }
+
+    /// Several keys in one statement: each is held, and a key another transaction holds makes the
+    /// whole statement wait, whichever order the keys were given in.
+    @Test func severalKeysAreLockedInOneStatementInSortedOrder() async throws {
+        try await TestDatabase.with { db in
+            let logger = TestDatabase.logger
+            try await db.client.withTransaction(logger: logger) { holder in
+                try await StateStore(connection: holder, logger: logger).lock(["key_c", "key_a", "key_b", "key_a"])
+                var held = -1
+                for try await count in try await holder.query(
+                    "SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()", logger: logger
+                ).decode(Int.self) {
+                    held = count
+                }
+                #expect(held == 3)
+                try await db.client.withConnection { waiter in
+                    try await waiter.query("BEGIN", logger: logger)
+                    try await waiter.query("SET LOCAL lock_timeout = '200ms'", logger: logger)
+                    let error = await #expect(throws: PSQLError.self) {
+                        try await StateStore(connection: waiter, logger: logger).lock(["key_z", "key_b"])
+                    }
+                    #expect(error?.serverInfo?[.sqlState] == "55P03")
+                    try await waiter.query("ROLLBACK", logger: logger)
+                }
+            }
+        }
+    }
 }

@@ -18,9 +18,19 @@ public struct StateStore: Sendable {
     ///
     /// - Throws: the database's error when the lock cannot be taken (a deadlock, a lock timeout).
     public func lock(_ key: String) async throws {
-        let rows = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
-        // The lock is taken while the statement runs, after its result is described: an error
-        // waiting for it arrives with the rows, so they are read (else the next statement fails instead).
+        try await lock([key])
+    }
+
+    /// ``lock(_:)`` for several keys in one round trip, taken in sorted order so that two
+    /// transactions locking overlapping keys never deadlock.
+    public func lock(_ keys: some Collection<String>) async throws {
+        guard !keys.isEmpty else { return }
+        let sorted = Array(Set(keys)).sorted()
+        // A function scan yields the array's elements in order, so the locks are taken in it.
+        let rows = try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(\(sorted)::text[]) AS key", logger: logger)
+        // The locks are taken while the statement runs, after its result is described: an error
+        // waiting for one arrives with the rows, so they are read (else the next statement fails instead).
         for try await _ in rows {}
     }
 
@@ -159,36 +169,60 @@ public struct StateStore: Sendable {
 
     /// The link of `externalID` in `scope` (``ProviderLink/scope``); links of other scopes are not seen.
     public func link(_ kind: ProviderLink.Kind, _ externalID: String, scope: String = "") async throws -> ProviderLink? {
+        try await links([(kind, externalID)], scope: scope).first
+    }
+
+    /// The links of `ids` in `scope`, in one round trip and in the order asked; an id without a
+    /// link is left out.
+    public func links(_ ids: [(kind: ProviderLink.Kind, externalID: String)], scope: String = "") async throws -> [ProviderLink] {
+        guard !ids.isEmpty else { return [] }
         let rows = try await connection.query(
             """
-            SELECT user_id, entitlement_key, transaction_key, account FROM provider_links
-            WHERE kind = \(kind.rawValue) AND scope = \(scope) AND external_id = \(externalID)
+            SELECT l.kind, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account
+            FROM unnest(\(ids.map(\.kind.rawValue))::text[], \(ids.map(\.externalID))::text[]) WITH ORDINALITY AS wanted(kind, external_id, position)
+            JOIN provider_links l ON l.kind = wanted.kind AND l.scope = \(scope) AND l.external_id = wanted.external_id
+            ORDER BY wanted.position
             """, logger: logger)
-        for try await (user, entitlement, transaction, account) in rows.decode((String?, String?, String?, String?).self) {
-            return ProviderLink(
-                kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account, scope: scope)
+        var links: [ProviderLink] = []
+        for try await (kind, externalID, user, entitlement, transaction, account) in rows.decode(
+            (String, String, String?, String?, String?, String?).self)
+        {
+            guard let kind = ProviderLink.Kind(rawValue: kind) else { continue }
+            links.append(ProviderLink(
+                kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account, scope: scope))
         }
-        return nil
+        return links
     }
 
     /// Adds or completes a link; a field the new link leaves `nil` keeps its stored value.
-    ///
-    /// A link already stored with every value this one carries is not written: an upsert would
-    /// lock its row until the transaction ends, and a link many events share (a Stripe customer
-    /// paying often) would make their transactions wait for each other for nothing.
     public func save(_ link: ProviderLink) async throws {
+        try await save([link])
+    }
+
+    /// Adds or completes links in one round trip, as ``save(_:)-(ProviderLink)`` would one after
+    /// another in the order given: a field a link leaves `nil` keeps the value before it.
+    ///
+    /// A link already stored with every value it carries is not written: an upsert would lock its
+    /// row until the transaction ends, and a link many events share (a Stripe customer paying
+    /// often) would make their transactions wait for each other for nothing. Rows are written in
+    /// the order given, so callers that sort them never deadlock each other.
+    public func save(_ links: [ProviderLink]) async throws {
+        let merged = ProviderLink.merged(links)
+        guard !merged.isEmpty else { return }
+        let rows = try JSONEncoder().encode(merged.map(LinkRow.init))
         try await connection.query(
             """
             INSERT INTO provider_links (kind, scope, external_id, user_id, entitlement_key, transaction_key, account)
-            SELECT \(link.kind.rawValue), \(link.scope), \(link.externalID), \(link.userID)::text, \(link.entitlementKey)::text,
-                \(link.transactionKey)::text, \(link.account)::text
+            SELECT l.kind, l.scope, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account
+            FROM jsonb_to_recordset(\(String(decoding: rows, as: UTF8.self))::jsonb)
+                AS l(kind text, scope text, external_id text, user_id text, entitlement_key text, transaction_key text, account text)
             WHERE NOT EXISTS (
-                SELECT 1 FROM provider_links
-                WHERE kind = \(link.kind.rawValue) AND scope = \(link.scope) AND external_id = \(link.externalID)
-                  AND (\(link.userID)::text IS NULL OR user_id = \(link.userID)::text)
-                  AND (\(link.entitlementKey)::text IS NULL OR entitlement_key = \(link.entitlementKey)::text)
-                  AND (\(link.transactionKey)::text IS NULL OR transaction_key = \(link.transactionKey)::text)
-                  AND (\(link.account)::text IS NULL OR account = \(link.account)::text))
+                SELECT 1 FROM provider_links p
+                WHERE p.kind = l.kind AND p.scope = l.scope AND p.external_id = l.external_id
+                  AND (l.user_id IS NULL OR p.user_id = l.user_id)
+                  AND (l.entitlement_key IS NULL OR p.entitlement_key = l.entitlement_key)
+                  AND (l.transaction_key IS NULL OR p.transaction_key = l.transaction_key)
+                  AND (l.account IS NULL OR p.account = l.account))
             ON CONFLICT (kind, scope, external_id) DO UPDATE SET
                 user_id = COALESCE(EXCLUDED.user_id, provider_links.user_id),
                 entitlement_key = COALESCE(EXCLUDED.entitlement_key, provider_links.entitlement_key),
@@ -196,6 +230,27 @@ public struct StateStore: Sendable {
                 account = COALESCE(EXCLUDED.account, provider_links.account),
                 updated_at = now()
             """, logger: logger)
+    }
+
+    /// One link as `jsonb_to_recordset` reads it.
+    private struct LinkRow: Encodable {
+        var kind: String
+        var scope: String
+        var external_id: String
+        var user_id: String?
+        var entitlement_key: String?
+        var transaction_key: String?
+        var account: String?
+
+        init(_ link: ProviderLink) {
+            kind = link.kind.rawValue
+            scope = link.scope
+            external_id = link.externalID
+            user_id = link.userID
+            entitlement_key = link.entitlementKey
+            transaction_key = link.transactionKey
+            account = link.account
+        }
     }
 
     /// Forgets every link of a Stripe Connect account (`account.application.deauthorized`).

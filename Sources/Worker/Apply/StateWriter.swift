@@ -39,9 +39,7 @@ enum StateWriter {
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.
-        for link in decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) }) {
-            try await store.save(link)
-        }
+        try await store.save(decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) }))
         var applied = AppliedEvent(outcome: decision.outcome, entityKey: decision.entityKey, detail: decision.detail)
         guard let announcer else {
             try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)

@@ -42,7 +42,7 @@ struct AppAccountTokenHandler: BatchableJobHandler {
     ) async throws -> AppliedEvent {
         let token = registration.tokenText
         let keys = try await store.entitlementKeys(ofUser: token)
-        for key in keys { try await store.lock(key) }
+        try await store.lock(keys)
         var decision = Decision(outcome: .applied)
         for key in keys {
             // Re-read under the lock: an event applied meanwhile may have moved it already.

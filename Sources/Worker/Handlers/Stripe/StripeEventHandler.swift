@@ -56,7 +56,7 @@ struct StripeEventHandler: BatchableJobHandler {
         // lock different entitlement keys while the invoice is unknown), in a fixed order so
         // two events that lock the same keys never deadlock.
         let keys = Set([subject.entitlementKey, subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
-        for key in keys.sorted() { try await store.lock(key) }
+        try await store.lock(keys)
         var state = StripeDecider.State()
         if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
         if let key = subject.transactionKey {
@@ -76,10 +76,7 @@ struct StripeEventHandler: BatchableJobHandler {
         var subject = StripeDecider.Subject(scope: scope)
         guard let kind = StripeObjectKind.of(event.object) else { return subject }
         let o = event.object
-        var links: [ProviderLink] = []
-        for (linkKind, id) in kind.ids(in: o) {
-            if let link = try await store.link(linkKind, id, scope: scope.prefix) { links.append(link) }
-        }
+        let links = try await store.links(kind.ids(in: o).map { (kind: $0.0, externalID: $0.1) }, scope: scope.prefix)
         let paymentLinks = links.filter { $0.kind != .stripeCustomer }
 
         subject.transactionKey = paymentLinks.lazy.compactMap(\.transactionKey).first ?? kind.paymentID(in: o)
