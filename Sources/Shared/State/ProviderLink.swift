@@ -44,29 +44,6 @@ public struct ProviderLink: Sendable, Equatable {
     }
 }
 
-extension ProviderLink {
-    /// `links` with each id (kind, scope, external id) once, where the first of it stood, as
-    /// saving them one after another would leave it: a value a later link gives replaces an
-    /// earlier one, a `nil` keeps it.
-    static func merged(_ links: [ProviderLink]) -> [ProviderLink] {
-        var merged: [ProviderLink] = []
-        var positions: [String: Int] = [:]
-        for link in links {
-            let id = "\(link.kind.rawValue)\u{0}\(link.scope)\u{0}\(link.externalID)"
-            guard let position = positions[id] else {
-                positions[id] = merged.count
-                merged.append(link)
-                continue
-            }
-            merged[position].userID = link.userID ?? merged[position].userID
-            merged[position].entitlementKey = link.entitlementKey ?? merged[position].entitlementKey
-            merged[position].transactionKey = link.transactionKey ?? merged[position].transactionKey
-            merged[position].account = link.account ?? merged[position].account
-        }
-        return merged
-    }
-}
-
 /// What happened to an event in the worker (`applied_events.outcome`).
 public enum EventOutcome: String, Sendable, Equatable {
     /// It changed state.

@@ -199,40 +199,25 @@ public struct StateStore: Sendable {
         try await save([link])
     }
 
-    /// Adds or completes links in one round trip, as ``save(_:)-(ProviderLink)`` would one after
-    /// another in the order given: a field a link leaves `nil` keeps the value before it.
+    /// Adds or completes links in one round trip, as ``save(_:)-(ProviderLink)`` one after another
+    /// in the order given would: a field a link leaves `nil` keeps the value before it.
     ///
     /// A link already stored with every value it carries is not written: an upsert would lock its
     /// row until the transaction ends, and a link many events share (a Stripe customer paying
     /// often) would make their transactions wait for each other for nothing. Rows are written in
-    /// the order given, so callers that sort them never deadlock each other.
+    /// the order given (`sluice_save_links`, sql/0017), so callers that sort them never deadlock
+    /// each other.
     public func save(_ links: [ProviderLink]) async throws {
-        let merged = ProviderLink.merged(links)
-        guard !merged.isEmpty else { return }
-        let rows = try JSONEncoder().encode(merged.map(LinkRow.init))
-        try await connection.query(
-            """
-            INSERT INTO provider_links (kind, scope, external_id, user_id, entitlement_key, transaction_key, account)
-            SELECT l.kind, l.scope, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account
-            FROM jsonb_to_recordset(\(String(decoding: rows, as: UTF8.self))::jsonb)
-                AS l(kind text, scope text, external_id text, user_id text, entitlement_key text, transaction_key text, account text)
-            WHERE NOT EXISTS (
-                SELECT 1 FROM provider_links p
-                WHERE p.kind = l.kind AND p.scope = l.scope AND p.external_id = l.external_id
-                  AND (l.user_id IS NULL OR p.user_id = l.user_id)
-                  AND (l.entitlement_key IS NULL OR p.entitlement_key = l.entitlement_key)
-                  AND (l.transaction_key IS NULL OR p.transaction_key = l.transaction_key)
-                  AND (l.account IS NULL OR p.account = l.account))
-            ON CONFLICT (kind, scope, external_id) DO UPDATE SET
-                user_id = COALESCE(EXCLUDED.user_id, provider_links.user_id),
-                entitlement_key = COALESCE(EXCLUDED.entitlement_key, provider_links.entitlement_key),
-                transaction_key = COALESCE(EXCLUDED.transaction_key, provider_links.transaction_key),
-                account = COALESCE(EXCLUDED.account, provider_links.account),
-                updated_at = now()
-            """, logger: logger)
+        guard !links.isEmpty else { return }
+        let rows = try JSONEncoder().encode(links.map(LinkRow.init))
+        // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
+        // (a lock timeout, a deadlock) arrive with its row, so the row is read.
+        let result = try await connection.query(
+            "SELECT sluice_save_links(\(String(decoding: rows, as: UTF8.self))::jsonb)", logger: logger)
+        for try await _ in result {}
     }
 
-    /// One link as `jsonb_to_recordset` reads it.
+    /// One link as `sluice_save_links` reads it.
     private struct LinkRow: Encodable {
         var kind: String
         var scope: String
