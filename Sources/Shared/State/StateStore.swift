@@ -51,40 +51,23 @@ public struct StateStore: Sendable {
 
     /// Inserts or updates an entitlement, and says what it was before.
     ///
-    /// The previous row is read by the same statement, from the snapshot the upsert starts from;
-    /// the upsert locks the row until the caller's transaction ends.
+    /// The previous row is read in the same call (`sluice_save_entitlement`, sql/0018), just before
+    /// the upsert, under the entity's lock the caller holds; the upsert locks the row until the
+    /// caller's transaction ends.
     ///
     /// - Parameter announcedActive: the `is_active` that the caller announces with this save (the
     ///   clock sweep announces the access of rows still marked active once it runs out).
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
+        // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
-            WITH previous AS (SELECT \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(e.entityKey)),
-            saved AS (
-                INSERT INTO entitlements (entity_key, user_id, email, product_id, product_type, source, environment, status,
-                    expires_at, purchased_at, will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at,
-                    pending_product_id, offer, offer_type, expiration_reason, billing_issue_detected_at, ownership,
-                    price_increase_status, renewal_info_signed_at, last_event_time, announced_active)
-                VALUES (\(e.entityKey), \(e.userID), \(e.email), \(e.productID), \(e.productType.rawValue), \(e.source.rawValue),
-                    \(e.environment.rawValue), \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial),
-                    \(e.trialEndsAt), \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.offerType),
-                    \(e.expirationReason?.rawValue), \(e.billingIssueDetectedAt), \(e.ownership?.rawValue),
-                    \(e.priceIncreaseStatus?.rawValue), \(e.renewalInfoSignedAt), \(e.lastEventTime), \(announcedActive))
-                ON CONFLICT (entity_key) DO UPDATE SET
-                    user_id = EXCLUDED.user_id, email = EXCLUDED.email, product_id = EXCLUDED.product_id,
-                    product_type = EXCLUDED.product_type, status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
-                    purchased_at = EXCLUDED.purchased_at, will_renew = EXCLUDED.will_renew, is_trial = EXCLUDED.is_trial,
-                    trial_ends_at = EXCLUDED.trial_ends_at, cancelled_at = EXCLUDED.cancelled_at,
-                    grace_period_expires_at = EXCLUDED.grace_period_expires_at,
-                    pending_product_id = EXCLUDED.pending_product_id, offer = EXCLUDED.offer, offer_type = EXCLUDED.offer_type,
-                    expiration_reason = EXCLUDED.expiration_reason, billing_issue_detected_at = EXCLUDED.billing_issue_detected_at,
-                    ownership = EXCLUDED.ownership, price_increase_status = EXCLUDED.price_increase_status,
-                    renewal_info_signed_at = EXCLUDED.renewal_info_signed_at,
-                    last_event_time = EXCLUDED.last_event_time, announced_active = EXCLUDED.announced_active, updated_at = now()
-                RETURNING id
-            )
-            SELECT saved.id AS saved_id, previous.* FROM saved LEFT JOIN previous ON true
+            SELECT s.saved_id, (s.previous).* FROM sluice_save_entitlement(
+                \(e.entityKey), \(e.userID), \(e.email), \(e.productID), \(e.productType.rawValue), \(e.source.rawValue),
+                \(e.environment.rawValue), \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial),
+                \(e.trialEndsAt), \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.offerType),
+                \(e.expirationReason?.rawValue), \(e.billingIssueDetectedAt), \(e.ownership?.rawValue),
+                \(e.priceIncreaseStatus?.rawValue), \(e.renewalInfoSignedAt), \(e.lastEventTime), \(announcedActive)) AS s
             """, logger: logger)
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
@@ -128,34 +111,13 @@ public struct StateStore: Sendable {
     /// - Parameter eventID: the queue row of the event that made the change.
     @discardableResult
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
+        // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
-            WITH previous AS (
-                SELECT \(unescaped: TransactionColumns.list) FROM transactions
-                WHERE source = \(t.source.rawValue) AND environment = \(t.environment.rawValue)
-                    AND provider_transaction_id = \(t.providerTransactionID)
-            ),
-            saved AS (
-                INSERT INTO transactions (source, environment, provider_transaction_id, entitlement_key, user_id, product_id,
-                    product_type, status, amount, currency, purchased_at, refunded_at, amount_refunded, period_end, last_event_time)
-                VALUES (\(t.source.rawValue), \(t.environment.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID), \(t.productID),
-                    \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
-                    \(t.refundedAt), \(t.amountRefunded), \(t.periodEnd), \(t.lastEventTime))
-                ON CONFLICT (source, environment, provider_transaction_id) DO UPDATE SET
-                    entitlement_key = EXCLUDED.entitlement_key, user_id = EXCLUDED.user_id, product_id = EXCLUDED.product_id,
-                    product_type = EXCLUDED.product_type, status = EXCLUDED.status, amount = EXCLUDED.amount,
-                    currency = EXCLUDED.currency, purchased_at = EXCLUDED.purchased_at, refunded_at = EXCLUDED.refunded_at,
-                    amount_refunded = EXCLUDED.amount_refunded, period_end = EXCLUDED.period_end, last_event_time = EXCLUDED.last_event_time, updated_at = now()
-                RETURNING id, status
-            ),
-            history AS (
-                INSERT INTO transaction_status_history (transaction_id, status, event_id)
-                SELECT saved.id, saved.status, \(eventID) FROM saved
-                WHERE saved.status IS DISTINCT FROM (
-                    SELECT h.status FROM transaction_status_history h WHERE h.transaction_id = saved.id
-                    ORDER BY h.id DESC LIMIT 1)
-            )
-            SELECT saved.id AS saved_id, previous.* FROM saved LEFT JOIN previous ON true
+            SELECT s.saved_id, (s.previous).* FROM sluice_save_transaction(
+                \(t.source.rawValue), \(t.environment.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID),
+                \(t.productID), \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
+                \(t.refundedAt), \(t.amountRefunded), \(t.periodEnd), \(t.lastEventTime), \(eventID)) AS s
             """, logger: logger)
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
