@@ -2,11 +2,20 @@
 import Foundation
 import Hummingbird
 import Logging
+import Shared
 
 /// Signing in with an operator key, and out.
+///
+/// Sign-in attempts are limited per client address (``signInLimit``), checked before the key:
+/// operator keys are long enough that guessing is hopeless, and the limit keeps it so.
 struct LoginController: Sendable {
     let keys: OperatorKeys
     let renderer: ConsoleRenderer
+    /// Sign-in attempts by client address.
+    var signIns = RateLimiter(Self.signInLimit)
+
+    /// Ten attempts at once, then one every six seconds, per client address.
+    static let signInLimit = RateLimiter.StateMachine.Limit(perSecond: 1.0 / 6, burst: 10)
 
     func register(on router: Router<ConsoleRequestContext>) {
         router.get("/login") { request, context in
@@ -15,6 +24,16 @@ struct LoginController: Sendable {
                 : renderer.page("login", title: "Sign in", section: nil, request: request, context: context)
         }
         router.post("/login") { request, context in
+            let address = context.remoteAddress?.ipAddress ?? "unknown"
+            if case .limited(let seconds) = signIns.take(address) {
+                context.logger.notice("console sign-in refused: too many attempts", metadata: ["address": "\(address)"])
+                var response = renderer.page(
+                    "login", title: "Sign in", section: nil, request: request, context: context,
+                    values: ["error": "Too many sign-in attempts from this address; try again in \(seconds) s."],
+                    status: .tooManyRequests)
+                response.headers[.retryAfter] = "\(seconds)"
+                return response
+            }
             guard let key = context.form["key"], let index = keys.index(of: key) else {
                 context.logger.notice("console sign-in refused: unknown operator key")
                 return renderer.page(

@@ -60,6 +60,26 @@ struct ConsoleTests {
         }
     }
 
+    /// Sign-in attempts are limited per client address before the key is looked at: past the
+    /// burst even the right key is refused with 429 and `Retry-After`, so guessing gains nothing.
+    @Test func signInAttemptsAreLimitedBeforeTheKeyIsChecked() async throws {
+        try await SystemHarness.run { system in
+            try await ConsoleHarness.run(system) { console in
+                let burst = Int(LoginController.signInLimit.burst)
+                for attempt in 0..<burst {
+                    let wrong = try await console.post("/login", ["key": "not_the_key_but_just_as_long_00000000000\(attempt)"])
+                    #expect(wrong.status == .unauthorized, "attempt \(attempt)")
+                }
+                let limited = try await console.post("/login", ["key": ConsoleHarness.key])
+                #expect(limited.status == .tooManyRequests)
+                #expect(limited.headers[.setCookie] == nil)
+                let retryAfter = try #require(limited.headers[.retryAfter].flatMap(Int.init))
+                #expect(retryAfter >= 1 && retryAfter <= 6)
+                #expect(String(buffer: limited.body).contains("Too many sign-in attempts"))
+            }
+        }
+    }
+
     @Test func aDeadLetterIsReplayedOnlyWithTheSessionsTokenAndAConfirmation() async throws {
         try await SystemHarness.run(worker: ["MAX_ATTEMPTS": "1"]) { system in
             try await Self.poison(system, "console_dead_1")

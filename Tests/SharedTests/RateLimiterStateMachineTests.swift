@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Testing
 
-@testable import Ingest
+@testable import Shared
 
 /// ``RateLimiter/StateMachine``: token buckets by key, on a clock the test sets.
 struct RateLimiterStateMachineTests {

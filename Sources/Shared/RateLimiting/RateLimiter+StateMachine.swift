@@ -8,13 +8,18 @@ extension RateLimiter {
     /// At most ``capacity`` keys are kept: past it, full buckets (keys idle long enough to have
     /// refilled) are forgotten, which changes no answer; if that is not enough (a flood of new
     /// addresses), the oldest half is, which only forgives them.
-    struct StateMachine: Sendable {
-        struct Limit: Sendable, Equatable {
-            var perSecond: Double
-            var burst: Double
+    public struct StateMachine: Sendable {
+        public struct Limit: Sendable, Equatable {
+            public var perSecond: Double
+            public var burst: Double
+
+            public init(perSecond: Double, burst: Double) {
+                self.perSecond = perSecond
+                self.burst = burst
+            }
         }
 
-        enum Decision: Sendable, Equatable {
+        public enum Decision: Sendable, Equatable {
             case allowed
             /// Refused; a token is back in this many seconds (at least 1, for `Retry-After`).
             case limited(retryAfterSeconds: Int)
