@@ -72,7 +72,7 @@ pg_start() {
     fi
     pg_tls "$dir"
     pg_as_owner pg_ctl -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -k '$dir' -c max_connections=300 -c fsync=on $PG_TLS_OPTIONS" start >/dev/null \
+        -o "-p $port -c listen_addresses=127.0.0.1 -k '$dir' -c max_connections=300 -c fsync=on $PG_TLS_OPTIONS ${PG_EXTRA_OPTIONS:-}" start >/dev/null \
         || { tail -20 "$dir/postgres.log" >&2; return 1; }
     echo "$port" >"$dir/port"
     export PGPORT=$port PGHOST=127.0.0.1 PGUSER=postgres

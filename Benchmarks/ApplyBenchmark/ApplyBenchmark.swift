@@ -22,7 +22,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "ApplyBenchmark", abstract: "Events drained per second by `worker run` processes (needs DATABASE_URL).")
 
     @Option(help: "Events in the backlog.") var events = 50_000
-    @Option(help: "Jobs in flight per process (WORKER_CONCURRENCY).") var concurrency = 16
+    @Option(help: "Transactions in flight per process (WORKER_CONCURRENCY).") var concurrency = 16
     @Option(parsing: .upToNextOption, help: "Worker process counts to measure, each on a fresh backlog.") var processes = [1, 2, 4]
     @Option(parsing: .upToNextOption, help: "Workloads: noop, mixed.") var workloads = Workload.allCases
     @Option(help: "The worker binary.") var worker = ".build-release/release/worker"

@@ -49,8 +49,8 @@ struct WorkerSettings: Sendable {
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
           DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
-          WORKER_CONCURRENCY        jobs in flight per process (default 16)
-          WORKER_BATCH_SIZE         most events applied in one transaction, each in a savepoint (default 1: one each; experimental)
+          WORKER_CONCURRENCY        transactions in flight per process, each a database connection (default 16)
+          WORKER_BATCH_SIZE         most events applied in one transaction; a lone event is applied at once (default 16; 1: one each)
           WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
           WORKER_LISTEN_DATABASE_URL a direct connection to PostgreSQL for LISTEN alone, when DATABASE_URL is a transaction-mode pooler (its password, when it has none, is DATABASE_PASSWORD's)
           WORKER_POLL_INTERVAL_MS   how often an idle worker looks for work without a notification (default 1000)
@@ -76,7 +76,7 @@ struct WorkerSettings: Sendable {
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)
         concurrency = try environment.int("WORKER_CONCURRENCY", default: 16, range: 1...1024)
-        batchSize = try environment.int("WORKER_BATCH_SIZE", default: 1, range: 1...512)
+        batchSize = try environment.int("WORKER_BATCH_SIZE", default: 16, range: 1...512)
         listens = try environment.bool("WORKER_LISTEN", default: true)
         if let listenURL = environment.string("WORKER_LISTEN_DATABASE_URL") {
             var url = try DatabaseURL(listenURL, variable: "WORKER_LISTEN_DATABASE_URL")

@@ -55,4 +55,41 @@ struct StateStoreLockTests {
             }
         }
     }
+
+    /// A batch's store (``PrefetchedRows``) takes a key once; the free keys without waiting, the
+    /// others left to the job; and a lock taken in a savepoint that is rolled back is gone in
+    /// PostgreSQL too, so the store takes it again.
+    @Test func aBatchTakesEachKeyOnceSkipsHeldOnesAndForgetsRolledBackOnes() async throws {
+        try await TestDatabase.with { db in
+            let logger = TestDatabase.logger
+            func held(_ connection: PostgresConnection) async throws -> Int {
+                var count = -1
+                for try await n in try await connection.query(
+                    "SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()", logger: logger
+                ).decode(Int.self) {
+                    count = n
+                }
+                return count
+            }
+            try await db.client.withTransaction(logger: logger) { other in
+                try await StateStore(connection: other, logger: logger).lock("key_busy")
+                try await db.client.withTransaction(logger: logger) { connection in
+                    let store = StateStore(connection: connection, logger: logger, prefetched: PrefetchedRows())
+                    #expect(try await store.tryLock(["key_a", "key_busy", "key_b"]) == ["key_a", "key_b"], "the busy one is not waited for")
+                    #expect(try await held(connection) == 2)
+
+                    try await connection.query("SAVEPOINT job", logger: logger)
+                    store.prefetched?.savepointStarted()
+                    try await store.lock(["key_a", "key_c"])
+                    #expect(try await held(connection) == 3)
+                    try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
+                    store.prefetched?.savepointRolledBack()
+                    #expect(try await held(connection) == 2, "PostgreSQL released key_c with the savepoint")
+                    #expect(store.prefetched?.unlocked(["key_a", "key_c"]) == ["key_c"])
+                    try await store.lock(["key_c"])
+                    #expect(try await held(connection) == 3)
+                }
+            }
+        }
+    }
 }

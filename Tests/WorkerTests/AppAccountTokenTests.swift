@@ -25,7 +25,9 @@ struct AppAccountTokenTests {
             body: ByteBuffer(string: #"{"app_account_token":"\#(token)"}"#))
     }
 
-    @Test func applePurchasesBeforeAndAfterTheRegistrationAreTheUsersBesideItsStripeOnes() async throws {
+    /// Applied one event per transaction, and in batches (whose tokens' users are read ahead).
+    @Test(arguments: [1, 16])
+    func applePurchasesBeforeAndAfterTheRegistrationAreTheUsersBesideItsStripeOnes(batchSize: Int) async throws {
         try await HTTPSink.with { sink in
             try await SystemHarness.run { system in
                 let (_, secret) = try await OutgoingEventsTests.addEndpoint(system, url: sink.url)
@@ -33,7 +35,7 @@ struct AppAccountTokenTests {
                 // Bought on the web (Stripe names the app's own id) and on the phone (Apple names the token).
                 try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_1042", user: Self.user, charge: "ch_1042"))
                 try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("1042001", user: token.uppercased()))
-                try await system.drain()
+                try await system.drain(batchSize: batchSize)
                 #expect(try await system.entitlements(userID: Self.user).count == 1, "before: Apple's is the token's")
                 #expect(try await system.entitlements(userID: token).count == 1)
 
@@ -45,7 +47,7 @@ struct AppAccountTokenTests {
                 #expect(Set(atOnce.compactMap { $0["source"] as? String }) == ["web_checkout", "store_kit"])
                 #expect(try await system.transactions(userID: Self.user).count == 2)
 
-                try await system.drain()
+                try await system.drain(batchSize: batchSize)
                 #expect(try await system.db.scalar("SELECT count(*) FROM entitlements WHERE user_id = \(token)") == 0)
                 #expect(try await system.db.scalar("SELECT count(*) FROM transactions WHERE user_id = \(token)") == 0)
                 #expect(try await system.entitlements(userID: token).isEmpty)
@@ -57,7 +59,7 @@ struct AppAccountTokenTests {
                 #expect(synced.status == .accepted, "a sync naming the token's registered user is consistent")
                 let other = try await system.postSync(subscription("1042003", user: token), userID: "acct_other")
                 #expect(other.status == .conflict && String(buffer: other.body).contains("user_mismatch"))
-                try await system.drain()
+                try await system.drain(batchSize: batchSize)
                 let after = try await system.entitlements(userID: Self.user)
                 #expect(after.count == 4)
                 #expect(try await system.db.scalar("SELECT count(*) FROM entitlements WHERE user_id = \(Self.user)") == 4)

@@ -23,6 +23,15 @@ struct BatchApplyTests {
         #expect(split.flatMap { $0.map(\.id) } == jobs.map(\.id))
     }
 
+    /// Columns: jobs claimed, free slots, WORKER_BATCH_SIZE → the batch size they are split by.
+    @Test(arguments: [
+        (1, 16, 16, 1), (2, 16, 16, 1), (16, 16, 16, 1), (17, 16, 16, 2),
+        (40, 4, 16, 10), (256, 16, 16, 16), (300, 16, 16, 16), (5, 0, 16, 16), (8, 2, 1, 1),
+    ])
+    func claimedJobsSpreadOverTheFreeSlotsBeforeFillingBatches(claimed: Int, free: Int, maximum: Int, size: Int) {
+        #expect(BatchPlan.size(claimed: claimed, freeSlots: free, maximum: maximum) == size)
+    }
+
     /// Events of one ordering key stay together; every batch is in stored order.
     @Test func eventsOfOneKeyStayTogetherAndEachBatchIsInStoredOrder() {
         func job(_ id: Int64, _ key: String?) -> ClaimedJob {

@@ -21,7 +21,7 @@ struct GracefulShutdownTests {
     /// more and gives back what it had not begun. Drained afterwards, every event is applied and
     /// announced exactly once.
     @Test func aPoolShutDownMidBatchFinishesTheBatchAndGivesBackTheRest() async throws {
-        try await SystemHarness.run(worker: ["WORKER_BATCH_SIZE": "4", "WORKER_CONCURRENCY": "4"]) { system in
+        try await SystemHarness.run(worker: ["WORKER_BATCH_SIZE": "4", "WORKER_CONCURRENCY": "1"]) { system in
             try await BatchApplyTests.traffic(system)
             let (locked, lockTaken) = AsyncStream<Void>.makeStream()
             let (release, releaseLock) = AsyncStream<Void>.makeStream()

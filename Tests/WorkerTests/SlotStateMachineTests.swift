@@ -76,16 +76,44 @@ struct SlotStateMachineTests {
         #expect(machine.finished(started[0].number).map(\.payload) == ["job2"])
     }
 
-    @Test func aBatchTakesASlotPerJobAndStartsNothingOfItsEntitiesMeanwhile() {
-        var machine = Machine(concurrency: 4)
+    /// A slot is a transaction: one job or a batch of up to `unitSize`.
+    @Test func aBatchTakesOneSlotAndStartsNothingOfItsEntitiesMeanwhile() {
+        var machine = Machine(concurrency: 2, unitSize: 3)
+        #expect(machine.claimLimit == 6, "enough to fill every slot's batch")
         let started = machine.claimed([
             (jobIDs: [1, 2, 3], keys: ["a", "b"], payload: "batch1"),
             (jobIDs: [4], keys: ["b"], payload: "job4"),
             (jobIDs: [5], keys: ["c"], payload: "job5"),
         ])
         #expect(started.map(\.payload) == ["batch1", "job5"])
-        #expect(machine.runningJobs == 4 && machine.claimLimit == 0)
+        #expect(machine.runningJobs == 4 && machine.claimLimit == 0, "both slots run")
+        let next = machine.finished(started[1].number)
+        #expect(next.isEmpty, "job4 waits for b")
+        #expect(machine.claimLimit == 3, "one free slot's batch (of the 2 × 2 × 3 jobs held at most, 4 are)")
         #expect(machine.finished(started[0].number).map(\.payload) == ["job4"])
+    }
+
+    @Test(arguments: [
+        // (concurrency, unitSize, jobs running, jobs waiting) → claim limit
+        (2, 16, [16, 16], 0, 0),
+        (2, 16, [16], 0, 16),
+        (2, 16, [1], 0, 16),
+        (2, 16, [], 0, 32),
+        (2, 16, [16], 40, 8),
+        (2, 16, [16], 48, 0),
+        (4, 1, [1, 1], 1, 2),
+    ])
+    func aPoolClaimsForItsFreeSlotsBatches(concurrency: Int, unitSize: Int, running: [Int], waiting: Int, limit: Int) {
+        var machine = Machine(concurrency: concurrency, unitSize: unitSize)
+        var next: Int64 = 0
+        func ids(_ count: Int) -> [Int64] {
+            defer { next += Int64(count) }
+            return (0..<count).map { next + Int64($0) }
+        }
+        let units = running.enumerated().map { (jobIDs: ids($0.element), keys: Set(["r\($0.offset)"]), payload: "run") }
+        #expect(machine.claimed(units).count == running.count)
+        if waiting > 0 { _ = machine.claimed([(jobIDs: ids(waiting), keys: ["r0"], payload: "wait")]) }
+        #expect(machine.claimLimit == limit)
     }
 
     @Test func shutdownGivesBackTheWaitingAndStartsNothingMore() {

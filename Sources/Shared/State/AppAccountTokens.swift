@@ -110,6 +110,7 @@ extension StateStore {
     /// committing meanwhile is waited for and then seen (``AppAccountTokens``).
     public func userFollowingAppAccountToken(_ userID: String?) async throws -> String? {
         guard let userID, let token = UUID(uuidString: userID) else { return userID }
+        if case let .cached(user) = prefetched?.appAccountTokenUser(token) { return user ?? userID }
         for try await _ in try await connection.query(
             "SELECT pg_advisory_xact_lock_shared(hashtextextended(\(AppAccountTokens.lockKey(token)), 0))", logger: logger
         ) {}
@@ -135,6 +136,7 @@ extension StateStore {
     /// Gives `userID`'s transactions and provider links to `newUserID` (the entitlements are saved
     /// one by one, under their locks, so that each move is announced).
     public func reassignTransactionsAndLinks(of userID: String, to newUserID: String) async throws {
+        prefetched?.forgetAllTransactionsAndLinks()
         try await connection.query(
             "UPDATE transactions SET user_id = \(newUserID), updated_at = now() WHERE user_id = \(userID)", logger: logger)
         try await connection.query(

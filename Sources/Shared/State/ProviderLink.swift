@@ -42,6 +42,17 @@ public struct ProviderLink: Sendable, Equatable {
         self.account = account
         self.scope = scope
     }
+
+    /// This link as saving `newer` over it leaves it: each field `newer` carries replaces this
+    /// one's; a `nil` keeps it (`sluice_save_links`, sql/0017).
+    public func completed(by newer: ProviderLink) -> ProviderLink {
+        var link = self
+        link.userID = newer.userID ?? userID
+        link.entitlementKey = newer.entitlementKey ?? entitlementKey
+        link.transactionKey = newer.transactionKey ?? transactionKey
+        link.account = newer.account ?? account
+        return link
+    }
 }
 
 /// What happened to an event in the worker (`applied_events.outcome`).

@@ -8,10 +8,14 @@ public import PostgresNIO
 public struct StateStore: Sendable {
     public let connection: PostgresConnection
     let logger: Logger
+    /// Rows a batch loaded ahead (``PrefetchedRows``): reads find them in memory, writes forget
+    /// what they change.
+    public let prefetched: PrefetchedRows?
 
-    public init(connection: PostgresConnection, logger: Logger) {
+    public init(connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows? = nil) {
         self.connection = connection
         self.logger = logger
+        self.prefetched = prefetched
     }
 
     /// Serialises every transaction that works on `key` until this one commits or rolls back.
@@ -24,19 +28,21 @@ public struct StateStore: Sendable {
     /// ``lock(_:)`` for several keys in one round trip, taken in sorted order so that two
     /// transactions locking overlapping keys never deadlock.
     public func lock(_ keys: some Collection<String>) async throws {
-        guard !keys.isEmpty else { return }
-        let sorted = Array(Set(keys)).sorted()
+        let sorted = prefetched?.unlocked(keys) ?? Array(Set(keys)).sorted()
+        guard !sorted.isEmpty else { return }
         // A function scan yields the array's elements in order, so the locks are taken in it.
         let rows = try await connection.query(
             "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(\(sorted)::text[]) AS key", logger: logger)
         // The locks are taken while the statement runs, after its result is described: an error
         // waiting for one arrives with the rows, so they are read (else the next statement fails instead).
         for try await _ in rows {}
+        prefetched?.didLock(sorted)
     }
 
     // MARK: Entitlements
 
     public func entitlement(_ key: String) async throws -> EntitlementState? {
+        if case let .cached(row) = prefetched?.entitlement(key) { return row }
         let rows = try await connection.query(
             "SELECT \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key) FOR UPDATE", logger: logger)
         for try await row in rows { return try EntitlementColumns.decode(row) }
@@ -59,6 +65,7 @@ public struct StateStore: Sendable {
     ///   clock sweep announces the access of rows still marked active once it runs out).
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
+        prefetched?.forgetEntitlement(e.entityKey)
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -82,6 +89,7 @@ public struct StateStore: Sendable {
     public func transaction(
         _ source: PurchaseSource, _ providerID: String, environment: PurchaseEnvironment
     ) async throws -> TransactionState? {
+        if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row }
         let rows = try await connection.query(
             """
             SELECT \(unescaped: TransactionColumns.list) FROM transactions
@@ -97,6 +105,7 @@ public struct StateStore: Sendable {
     public func entitlementKey(
         ofTransaction providerID: String, source: PurchaseSource, environment: PurchaseEnvironment
     ) async throws -> String? {
+        if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row?.entitlementKey }
         let rows = try await connection.query(
             """
             SELECT entitlement_key FROM transactions
@@ -111,6 +120,7 @@ public struct StateStore: Sendable {
     /// - Parameter eventID: the queue row of the event that made the change.
     @discardableResult
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
+        prefetched?.forgetTransaction(.init(t.source, t.providerTransactionID, environment: t.environment))
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -138,22 +148,9 @@ public struct StateStore: Sendable {
     /// link is left out.
     public func links(_ ids: [(kind: ProviderLink.Kind, externalID: String)], scope: String = "") async throws -> [ProviderLink] {
         guard !ids.isEmpty else { return [] }
-        let rows = try await connection.query(
-            """
-            SELECT l.kind, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account
-            FROM unnest(\(ids.map(\.kind.rawValue))::text[], \(ids.map(\.externalID))::text[]) WITH ORDINALITY AS wanted(kind, external_id, position)
-            JOIN provider_links l ON l.kind = wanted.kind AND l.scope = \(scope) AND l.external_id = wanted.external_id
-            ORDER BY wanted.position
-            """, logger: logger)
-        var links: [ProviderLink] = []
-        for try await (kind, externalID, user, entitlement, transaction, account) in rows.decode(
-            (String, String, String?, String?, String?, String?).self)
-        {
-            guard let kind = ProviderLink.Kind(rawValue: kind) else { continue }
-            links.append(ProviderLink(
-                kind, externalID, userID: user, entitlementKey: entitlement, transactionKey: transaction, account: account, scope: scope))
-        }
-        return links
+        let keys = ids.map { PrefetchedRows.LinkKey($0.kind, $0.externalID, scope: scope) }
+        if let known = prefetched?.links(keys) { return known }
+        return try await links(keys)
     }
 
     /// Adds or completes a link; a field the new link leaves `nil` keeps its stored value.
@@ -170,6 +167,7 @@ public struct StateStore: Sendable {
     /// the order given (`sluice_save_links`, sql/0017), so callers that sort them never deadlock
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
+        let links = prefetched?.saving(links) ?? links
         guard !links.isEmpty else { return }
         let rows = try JSONEncoder().encode(links.map(LinkRow.init))
         // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
@@ -203,6 +201,7 @@ public struct StateStore: Sendable {
     /// Forgets every link of a Stripe Connect account (`account.application.deauthorized`).
     @discardableResult
     public func removeLinks(ofAccount account: String) async throws -> Int {
+        prefetched?.forgetAllLinks()
         var count = 0
         for try await _ in try await connection.query(
             "DELETE FROM provider_links WHERE account = \(account) RETURNING kind", logger: logger
@@ -239,6 +238,7 @@ extension StateStore {
 
     /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
+        prefetched?.forgetTransactions(ofEntitlement: entitlementKey)
         try await connection.query(
             "UPDATE transactions SET user_id = \(userID), updated_at = now() WHERE entitlement_key = \(entitlementKey) AND user_id IS NULL",
             logger: logger)

@@ -14,6 +14,16 @@ import Shared
 ///   intent have different keys and one entitlement), so reordering by key could apply a refund
 ///   before its purchase.
 enum BatchPlan {
+    /// The batch size for `claimed` jobs when `freeSlots` transactions may start now: the jobs
+    /// spread over the free slots, so that a few events claimed at low load each run in a
+    /// transaction of their own, at once and side by side, while a backlog fills whole batches of
+    /// `maximum` (`WORKER_BATCH_SIZE`).
+    static func size(claimed: Int, freeSlots: Int, maximum: Int) -> Int {
+        guard freeSlots > 0 else { return max(1, maximum) }
+        let spread = (claimed + freeSlots - 1) / freeSlots
+        return max(1, min(maximum, spread))
+    }
+
     static func batches(of jobs: [ClaimedJob], size: Int) -> [[ClaimedJob]] {
         guard size > 1 else { return ordered(jobs).map { [$0] } }
         var groups: [String: [ClaimedJob]] = [:]

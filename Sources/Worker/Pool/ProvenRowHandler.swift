@@ -24,9 +24,17 @@ final class ProvenRowHandler: BatchableJobHandler {
         var description: String { "not applied: \(reason) (EVENT_SIGNING_KEY); the row was not stored by Sluice" }
     }
 
-    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
-        try await check(job, on: connection)
-        return try await inner.applyAnnouncing(job, on: connection)
+    func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
+        try await check(job, on: store.connection)
+        return try await inner.applyAnnouncing(job, in: store)
+    }
+
+    func linksToPrefetch(for job: ClaimedJob, in store: StateStore) -> [PrefetchedRows.LinkKey] {
+        inner.linksToPrefetch(for: job, in: store)
+    }
+
+    func rowsToPrefetch(for job: ClaimedJob, in store: StateStore) async throws -> PrefetchedRows.Plan {
+        try await inner.rowsToPrefetch(for: job, in: store)
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {

@@ -46,8 +46,14 @@ extension WorkerPool {
         let started = ContinuousClock.now
         let outcomes: [BatchOutcome]
         do {
-            outcomes = try await queue.client.withTransaction(logger: logger) { connection in
-                try await self.apply(batchable, on: connection)
+            do {
+                outcomes = try await queue.client.withTransaction(logger: logger) { connection in
+                    try await self.apply(batchable, on: connection, inSavepoints: false)
+                }
+            } catch let error as PostgresTransactionError where error.closureError is JobNeedsItsOwnSavepoint && error.rollbackError == nil {
+                outcomes = try await queue.client.withTransaction(logger: logger) { connection in
+                    try await self.apply(batchable, on: connection, inSavepoints: true)
+                }
             }
         } catch {
             logger.warning(
@@ -74,23 +80,42 @@ extension WorkerPool {
         }
     }
 
-    /// Inside the batch's transaction: each job in a savepoint, then the applied ones completed.
+    /// A job of a batch applied without savepoints failed: the batch is rolled back and applied
+    /// again, each job in a savepoint. Most batches have no failing job and save the two
+    /// statements a savepoint costs per job; a batch with one is applied twice.
+    struct JobNeedsItsOwnSavepoint: Error {}
+
+    /// Inside the batch's transaction: what the jobs will read loaded together, the jobs (each in
+    /// a savepoint, `inSavepoints`), then the applied ones completed.
     private func apply(
-        _ batch: [(ClaimedJob, any BatchableJobHandler)], on connection: PostgresConnection
+        _ batch: [(ClaimedJob, any BatchableJobHandler)], on connection: PostgresConnection, inSavepoints: Bool
     ) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
         outcomes.reserveCapacity(batch.count)
         try await connection.query("SELECT set_config('lock_timeout', \(Self.batchLockTimeout), true)", logger: logger)
-        for (job, handler) in batch {
-            try await connection.query("SAVEPOINT job", logger: logger)
+        let prefetched = PrefetchedRows()
+        let store = StateStore(connection: connection, logger: logger, prefetched: prefetched)
+        try await Self.prefetch(batch, into: store)
+        for (job, handler) in batch where !inSavepoints {
             do {
-                let applied = try await handler.applyAnnouncing(job, on: connection)
+                outcomes.append(.applied(job, handler, try await handler.applyAnnouncing(job, in: store)))
+            } catch {
+                throw JobNeedsItsOwnSavepoint()
+            }
+        }
+        for (job, handler) in batch where inSavepoints {
+            try await connection.query("SAVEPOINT job", logger: logger)
+            prefetched.savepointStarted()
+            do {
+                let applied = try await handler.applyAnnouncing(job, in: store)
                 try await connection.query("RELEASE SAVEPOINT job", logger: logger)
+                prefetched.savepointReleased()
                 outcomes.append(.applied(job, handler, applied))
             } catch {
                 // Only this job's writes and locks go; a failure to roll back fails the batch.
                 try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
                 try await connection.query("RELEASE SAVEPOINT job", logger: logger)
+                prefetched.savepointRolledBack()
                 outcomes.append(Self.isLockConflict(error) ? .deferred(job) : .failed(job, error))
             }
         }
@@ -99,5 +124,21 @@ extension WorkerPool {
         }
         try await queue.complete(applied, on: connection)
         return outcomes
+    }
+
+    /// Loads what the batch's jobs will read, one statement per table: their links; then the
+    /// advisory locks that are free (none is waited for, so two batches never wait for each
+    /// other here); then the entitlements and transactions of every job whose locks are all held.
+    /// A job whose plan cannot be made (its payload is malformed) reads for itself and fails alone.
+    static func prefetch(_ batch: [(ClaimedJob, any BatchableJobHandler)], into store: StateStore) async throws {
+        try await store.prefetch(links: Set(batch.flatMap { job, handler in handler.linksToPrefetch(for: job, in: store) }))
+        var plans: [PrefetchedRows.Plan] = []
+        for (job, handler) in batch {
+            if let plan = try? await handler.rowsToPrefetch(for: job, in: store) { plans.append(plan) }
+        }
+        let held = try await store.tryLock(plans.reduce(into: Set<String>()) { $0.formUnion($1.lockKeys) })
+        var rows = PrefetchedRows.Plan()
+        for plan in plans where plan.lockKeys.isSubset(of: held) { rows.formUnion(plan) }
+        try await store.prefetch(rows)
     }
 }

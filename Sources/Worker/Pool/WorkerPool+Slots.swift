@@ -11,9 +11,10 @@ extension WorkerPool {
     /// `pg_advisory_xact_lock`). Here the later one waits without a slot, and starts in the task of
     /// the one before it as soon as that one finishes, in the order the two were claimed.
     ///
-    /// - `concurrency` units' worth of jobs run at once (`WORKER_CONCURRENCY`);
-    /// - claimed jobs waiting for their entity are held too, up to `concurrency` more, so that a
-    ///   process with a few busy entities still claims work for the others;
+    /// - `concurrency` units run at once (`WORKER_CONCURRENCY`), each a transaction and a
+    ///   connection of its own, and each of up to `unitSize` jobs (`WORKER_BATCH_SIZE`);
+    /// - claimed jobs waiting for their entity or a slot are held too, up to as many as the running
+    ///   units may hold, so that a process with a few busy entities still claims work for the others;
     /// - every held job, running or waiting, keeps its lease extended (``heldJobIDs``).
     struct SlotStateMachine<Payload>: ~Copyable {
         /// Work that starts and finishes together: one job, or one batch applied in one transaction.
@@ -26,27 +27,33 @@ extension WorkerPool {
         }
 
         let concurrency: Int
+        /// The most jobs one unit holds: the batch size.
+        let unitSize: Int
         private var nextNumber = 0
         private var running: [Int: Unit] = [:]
         /// Claimed, not started: waiting for an entity a running or earlier unit holds, or for a slot.
         private(set) var waiting: [Unit] = []
         private(set) var isShuttingDown = false
 
-        init(concurrency: Int) {
-            precondition(concurrency > 0, "a pool runs at least one job")
+        init(concurrency: Int, unitSize: Int = 1) {
+            precondition(concurrency > 0 && unitSize > 0, "a pool runs at least one job")
             self.concurrency = concurrency
+            self.unitSize = unitSize
         }
 
         var runningJobs: Int { running.values.reduce(0) { $0 + $1.jobIDs.count } }
+        /// Slots no unit runs in.
+        var freeSlots: Int { max(0, concurrency - running.count) }
         var waitingJobs: Int { waiting.reduce(0) { $0 + $1.jobIDs.count } }
 
         /// Every job this process holds a lease on.
         var heldJobIDs: [Int64] { running.values.flatMap(\.jobIDs) + waiting.flatMap(\.jobIDs) }
 
-        /// How many jobs the dispatcher may claim now: none while every slot runs or during shutdown.
+        /// How many jobs the dispatcher may claim now: enough to fill the free slots' units, none
+        /// while every slot runs or during shutdown.
         var claimLimit: Int {
             guard !isShuttingDown else { return 0 }
-            return max(0, min(concurrency - runningJobs, 2 * concurrency - runningJobs - waitingJobs))
+            return max(0, min(freeSlots * unitSize, 2 * concurrency * unitSize - runningJobs - waitingJobs))
         }
 
         /// The dispatcher claimed `work` (in claim order): the units to start now, each in a task
@@ -81,13 +88,13 @@ extension WorkerPool {
         private mutating func startable() -> [Unit] {
             guard !isShuttingDown else { return [] }
             var busy = Set(running.values.flatMap(\.keys))
-            var slots = concurrency - runningJobs
+            var slots = concurrency - running.count
             var started: [Unit] = []
             var stillWaiting: [Unit] = []
             for unit in waiting {
                 if slots > 0 && busy.isDisjoint(with: unit.keys) {
                     running[unit.number] = unit
-                    slots -= unit.jobIDs.count
+                    slots -= 1
                     started.append(unit)
                 } else {
                     stillWaiting.append(unit)

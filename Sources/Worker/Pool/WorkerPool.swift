@@ -20,7 +20,7 @@ import Synchronization
 /// for NOTIFY. On graceful shutdown it stops dequeuing and lets running jobs finish.
 final class WorkerPool: Service, CustomStringConvertible {
     struct Configuration: Sendable {
-        /// Jobs in flight at once (`WORKER_CONCURRENCY`).
+        /// Transactions in flight at once (`WORKER_CONCURRENCY`): jobs alone, or batches.
         var concurrency: Int = 16
         /// The most jobs applied in one transaction (`WORKER_BATCH_SIZE`, events only): jobs
         /// claimed together are applied in batches of this size, each job in a savepoint; `1`
@@ -64,7 +64,7 @@ final class WorkerPool: Service, CustomStringConvertible {
         self.metrics = metrics
         self.logger = logger
         completions = CompletionBatcher(queue: queue, timeLimit: configuration.databaseTimeLimit)
-        slots = Mutex(SlotStateMachine(concurrency: configuration.concurrency))
+        slots = Mutex(SlotStateMachine(concurrency: configuration.concurrency, unitSize: configuration.batchSize))
     }
 
     /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
@@ -114,7 +114,9 @@ final class WorkerPool: Service, CustomStringConvertible {
                     try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
-                let work = BatchPlan.batches(of: claimed, size: configuration.batchSize).map { batch in
+                let size = BatchPlan.size(
+                    claimed: claimed.count, freeSlots: slots.withLock { $0.freeSlots }, maximum: configuration.batchSize)
+                let work = BatchPlan.batches(of: claimed, size: size).map { batch in
                     (jobIDs: batch.map(\.id), keys: Set(batch.map(BatchPlan.entity(of:))), payload: batch)
                 }
                 for unit in slots.withLock({ $0.claimed(work) }) {

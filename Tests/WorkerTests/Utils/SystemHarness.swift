@@ -105,6 +105,11 @@ struct SystemHarness: Sendable {
         try await Self.drain(pool, workers: workers)
     }
 
+    /// ``drain(workers:)`` with one worker for `batchSize` 1, else ``drainInBatches(size:)``.
+    func drain(batchSize: Int) async throws {
+        if batchSize == 1 { try await drain() } else { try await drainInBatches(size: batchSize) }
+    }
+
     /// Runs the worker's event handlers in batches of up to `size` (one transaction each) until
     /// nothing is runnable.
     func drainInBatches(size: Int) async throws {

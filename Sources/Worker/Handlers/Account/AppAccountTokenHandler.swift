@@ -17,10 +17,8 @@ struct AppAccountTokenHandler: BatchableJobHandler {
     /// Where the moves are announced; `nil` announces nothing.
     var outbox: ForwardOutbox?
 
-    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
-        try await Self.move(
-            try Self.decode(job), eventID: job.id, store: StateStore(connection: connection, logger: logger),
-            announcer: outbox?.announcer(for: job, logger: logger))
+    func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
+        try await Self.move(try Self.decode(job), eventID: job.id, store: store, announcer: outbox?.announcer(for: job, logger: logger))
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {

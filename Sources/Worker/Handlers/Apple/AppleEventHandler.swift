@@ -19,12 +19,12 @@ struct AppleEventHandler: BatchableJobHandler {
     /// `ENTITLEMENT_LEEWAY_SECONDS`, for whether a purchase still gives its user access.
     var leeway: TimeInterval = 0
 
-    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
-        let (event, syncedUser) = try Self.decode(job)
+    func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
+        let (event, syncedUser) = try store.payload(of: job, Self.decode)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
         let announcer = outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
-        return try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: announcer)
+        return try await apply(event, syncedUser: syncedUser, job: job, in: store, announcer: announcer)
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
@@ -34,13 +34,29 @@ struct AppleEventHandler: BatchableJobHandler {
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        _ = try await apply(event, syncedUser: syncedUser, job: job, on: connection, announcer: nil)
+        _ = try await apply(event, syncedUser: syncedUser, job: job, in: StateStore(connection: connection, logger: logger), announcer: nil)
+    }
+
+    /// The link of the purchase's `originalTransactionId`, which names its user when the event does not.
+    func linksToPrefetch(for job: ClaimedJob, in store: StateStore) -> [PrefetchedRows.LinkKey] {
+        guard let (event, _) = try? store.payload(of: job, Self.decode), let tx = event.transaction else { return [] }
+        return [.init(.appleOriginalTransaction, tx.originalTransactionId ?? tx.transactionId, scope: AppleDecider.linkScope(event.environment))]
+    }
+
+    /// The purchase's lock and entitlement, the transaction's ledger row, and the registered
+    /// `appAccountToken` the event or sync names.
+    func rowsToPrefetch(for job: ClaimedJob, in store: StateStore) async throws -> PrefetchedRows.Plan {
+        guard let (event, syncedUser) = try? store.payload(of: job, Self.decode), let tx = event.transaction else { return .init() }
+        let key = AppleDecider.entityKey(originalTransactionID: tx.originalTransactionId ?? tx.transactionId, environment: event.environment)
+        let users = [tx.appAccountToken, syncedUser].compactMap { $0 }
+        return PrefetchedRows.Plan(
+            lockKeys: [key], entitlementKeys: [key], transactionKeys: [.init(.storeKit, tx.transactionId, environment: event.environment)],
+            appAccountTokens: Set(users.compactMap(UUID.init(uuidString:))))
     }
 
     private func apply(
-        _ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?
+        _ event: AppleDecider.Event, syncedUser: String?, job: ClaimedJob, in store: StateStore, announcer: ChangeAnnouncer?
     ) async throws -> AppliedEvent {
-        let store = StateStore(connection: connection, logger: logger)
         guard let tx = event.transaction else {
             return try await StateWriter.save(.recorded("\(event.type) carries no transaction"), eventID: job.id, to: store, announcer: announcer)
         }

@@ -20,8 +20,8 @@ struct StripeEventHandler: BatchableJobHandler {
     /// Where applied changes are announced; `nil` announces nothing.
     var outbox: ForwardOutbox?
 
-    func applyAnnouncing(_ job: ClaimedJob, on connection: PostgresConnection) async throws -> AppliedEvent {
-        try await apply(job, on: connection, announcer: outbox?.announcer(for: job, logger: logger))
+    func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
+        try await apply(job, in: store, announcer: outbox?.announcer(for: job, logger: logger))
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
@@ -30,14 +30,38 @@ struct StripeEventHandler: BatchableJobHandler {
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), announcing nothing.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
-        try await apply(job, on: connection, announcer: nil)
+        try await apply(job, in: StateStore(connection: connection, logger: logger), announcer: nil)
     }
 
-    /// Applies the event inside the caller's transaction on `connection`.
+    /// The ids whose links ``subject(of:in:)`` looks up, and the payment's outside-the-app mark.
+    func linksToPrefetch(for job: ClaimedJob, in store: StateStore) -> [PrefetchedRows.LinkKey] {
+        guard let event = try? store.payload(of: job, StripeEvent.init(job:)), changesState(event),
+              let kind = StripeObjectKind.of(event.object)
+        else { return [] }
+        let scope = event.scope.prefix
+        var keys = kind.ids(in: event.object).map { PrefetchedRows.LinkKey($0.kind, $0.id, scope: scope) }
+        if let payment = kind.paymentID(in: event.object) { keys.append(.init(.stripeOutsidePayment, payment, scope: scope)) }
+        return keys
+    }
+
+    func rowsToPrefetch(for job: ClaimedJob, in store: StateStore) async throws -> PrefetchedRows.Plan {
+        guard let event = try? store.payload(of: job, StripeEvent.init(job:)), changesState(event) else { return .init() }
+        let subject = try await Self.resolvedSubject(of: event, in: store)
+        let entitlements = [subject.entitlementKey, subject.replacedEntitlementKey].compactMap { $0 }
+        return PrefetchedRows.Plan(
+            lockKeys: subject.lockKeys, entitlementKeys: Set(entitlements),
+            transactionKeys: Set(subject.transactionKey.map { [.init(.webCheckout, $0, environment: PurchaseEnvironment(livemode: event.livemode))] } ?? []))
+    }
+
+    /// Whether the event may change state: not a deauthorization, and of a connected account in `STRIPE_ACCOUNTS`, if any.
+    private func changesState(_ event: StripeEvent) -> Bool {
+        event.type != StripeEventType.accountApplicationDeauthorized.rawValue && event.account.map(accounts.contains) ?? true
+    }
+
+    /// Applies the event inside the caller's transaction.
     @discardableResult
-    func apply(_ job: ClaimedJob, on connection: PostgresConnection, announcer: ChangeAnnouncer?) async throws -> AppliedEvent {
-        let event = try StripeEvent(eventID: job.id, body: Data(buffer: job.payload))
-        let store = StateStore(connection: connection, logger: logger)
+    func apply(_ job: ClaimedJob, in store: StateStore, announcer: ChangeAnnouncer?) async throws -> AppliedEvent {
+        let event = try store.payload(of: job, StripeEvent.init(job:))
         if event.type == StripeEventType.accountApplicationDeauthorized.rawValue {
             let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
             return try await StateWriter.save(
@@ -47,16 +71,8 @@ struct StripeEventHandler: BatchableJobHandler {
             return try await StateWriter.save(
                 .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store, announcer: announcer)
         }
-        var subject = try await Self.subject(of: event, in: store)
-        if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
-            subject.entitlementKey = try await store.entitlementKey(
-                ofTransaction: transactionKey, source: .webCheckout, environment: PurchaseEnvironment(livemode: event.livemode))
-        }
-        // The entitlement and the payment are both locked (a payment's events and its invoice's
-        // lock different entitlement keys while the invoice is unknown), in a fixed order so
-        // two events that lock the same keys never deadlock.
-        let keys = Set([subject.entitlementKey, subject.transactionKey, subject.replacedEntitlementKey].compactMap { $0 })
-        try await store.lock(keys)
+        var subject = try await Self.resolvedSubject(of: event, in: store)
+        try await store.lock(subject.lockKeys)
         var state = StripeDecider.State()
         if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
         if let key = subject.transactionKey {
@@ -67,6 +83,16 @@ struct StripeEventHandler: BatchableJobHandler {
             subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
         }
         return try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store, announcer: announcer)
+    }
+
+    /// ``subject(of:in:)``, with the entitlement of a payment that names none found through its stored transaction.
+    static func resolvedSubject(of event: StripeEvent, in store: StateStore) async throws -> StripeDecider.Subject {
+        var subject = try await subject(of: event, in: store)
+        if subject.entitlementKey == nil, let transactionKey = subject.transactionKey {
+            subject.entitlementKey = try await store.entitlementKey(
+                ofTransaction: transactionKey, source: .webCheckout, environment: PurchaseEnvironment(livemode: event.livemode))
+        }
+        return subject
     }
 
     /// Which entitlement, transaction, user and product an event is about: what its object names
@@ -102,5 +128,22 @@ extension Optional {
     func asyncMap<Result>(_ transform: (Wrapped) async throws -> Result?) async rethrows -> Result? {
         guard let value = self else { return nil }
         return try await transform(value)
+    }
+}
+
+extension StripeDecider.Subject {
+    /// What applying the event locks: the entitlement and the payment both (a payment's events and
+    /// its invoice's name different entitlements while the invoice is unknown), and the entitlement
+    /// it replaces; ``StateStore/lock(_:)-(Collection<String>)`` takes them in a fixed order, so
+    /// two events that lock the same keys never deadlock.
+    var lockKeys: Set<String> {
+        Set([entitlementKey, transactionKey, replacedEntitlementKey].compactMap { $0 })
+    }
+}
+
+extension StripeEvent {
+    /// The event a queue row holds.
+    init(job: ClaimedJob) throws {
+        try self.init(eventID: job.id, body: Data(buffer: job.payload))
     }
 }
