@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-public import PostgresNIO
+import PostgresNIO
 
 /// The loads of a whole batch: one statement per table, into the store's ``PrefetchedRows``.
 extension StateStore {

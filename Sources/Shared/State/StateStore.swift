@@ -167,14 +167,19 @@ public struct StateStore: Sendable {
     /// the order given (`sluice_save_links`, sql/0017), so callers that sort them never deadlock
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
-        let links = prefetched?.saving(links) ?? links
-        guard !links.isEmpty else { return }
-        let rows = try JSONEncoder().encode(links.map(LinkRow.init))
+        guard let rows = try linksToSave(links) else { return }
         // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
-        let result = try await connection.query(
-            "SELECT sluice_save_links(\(String(decoding: rows, as: UTF8.self))::jsonb)", logger: logger)
+        let result = try await connection.query("SELECT sluice_save_links(\(rows)::jsonb)", logger: logger)
         for try await _ in result {}
+    }
+
+    /// The argument of `sluice_save_links` for `links`, for a caller that sends it in a call of its
+    /// own (`sluice_write_applied`); `nil` when none must be written (``PrefetchedRows/saving(_:)``).
+    public func linksToSave(_ links: [ProviderLink]) throws -> String? {
+        let links = prefetched?.saving(links) ?? links
+        guard !links.isEmpty else { return nil }
+        return String(decoding: try JSONEncoder().encode(links.map(LinkRow.init)), as: UTF8.self)
     }
 
     /// One link as `sluice_save_links` reads it.

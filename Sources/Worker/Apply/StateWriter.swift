@@ -39,16 +39,17 @@ enum StateWriter {
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.
-        try await store.save(decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) }))
+        let links = decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) })
         var applied = AppliedEvent(outcome: decision.outcome, entityKey: decision.entityKey, detail: decision.detail)
         guard let announcer else {
+            try await store.save(links)
             try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
             return applied
         }
-        // The record, the events and their deliveries, and the raw notification's: one statement.
+        // The links, the record, the events and their deliveries, and the raw notification's: one statement.
         applied.deliveries = try await announcer.writer.write(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
-            rawNotification: announcer.rawNotification, on: store.connection)
+            rawNotification: announcer.rawNotification, links: try store.linksToSave(links), on: store.connection)
         applied.announced = events.map(\.type)
         return applied
     }
