@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Foundation
 import Synchronization
 import Testing
 
@@ -51,7 +52,8 @@ struct PrefetchedRowsTests {
         #expect(rows.links(asked)?.map(\.externalID) == answer)
     }
 
-    @Test func aWriteForgetsWhatItChangesSoItIsReadAgain() {
+    /// A saved row is kept as the database holds it; one whose user was assigned in bulk must be read again.
+    @Test func aWriteKeepsWhatItSavedOrForgetsWhatItChangedInBulk() {
         let rows = PrefetchedRows()
         let paid = TransactionKey(.webCheckout, "pi_1", environment: .production)
         var transaction = TransactionState(source: .webCheckout, providerTransactionID: "pi_1", status: .succeeded)
@@ -61,9 +63,13 @@ struct PrefetchedRowsTests {
         rows.loaded(transactions: [paid], found: [transaction])
         rows.loaded(links: [link], found: [])
 
-        rows.forgetEntitlement("a")
-        #expect(Self.isUnknown(rows.entitlement("a")))
-        #expect(!Self.isUnknown(rows.entitlement("b")), "others stay")
+        var saved = Self.entitlement("a")
+        saved.expiresAt = Date(timeIntervalSince1970: 1_764_000_000.123_456_789)
+        rows.saved(saved)
+        #expect(Self.cached(rows.entitlement("a"))??.expiresAt == saved.asStored.expiresAt, "as the database holds it")
+        #expect(saved.asStored.expiresAt != saved.expiresAt, "rounded to microseconds")
+        rows.saved(transaction)
+        #expect(Self.cached(rows.transaction(paid)) == .some(transaction.asStored))
         rows.forgetTransactions(ofEntitlement: "b")
         #expect(!Self.isUnknown(rows.transaction(paid)), "another entitlement's transactions stay")
         rows.forgetTransactions(ofEntitlement: "a")
@@ -90,9 +96,11 @@ struct PrefetchedRowsTests {
         ], "a nil field keeps the stored value")
         #expect(rows.links([Link(.stripeInvoice, "in_1", scope: "")]) == nil, "never loaded: still unknown")
 
+        rows.loaded(entitlements: ["a"], found: [Self.entitlement("a")])
         rows.savepointStarted()
         rows.savepointRolledBack()
         #expect(rows.links([customer]) == nil, "a rolled-back savepoint's saves are gone: read again")
+        #expect(Self.isUnknown(rows.entitlement("a")))
     }
 
     /// PostgreSQL releases the advisory locks taken inside a savepoint that is rolled back

@@ -22,7 +22,7 @@ struct ReceiverExampleTests {
             ProcessInfo.processInfo.environment["SLUICE_RECEIVER_PYTHON"],
             "SLUICE_RECEIVER_PYTHON is not set: run the tests with scripts/test, which installs examples/receiver/requirements.txt")
         let secret = Endpoint.newSecret()
-        let receiver = try await ExampleReceiver(python: python, secret: secret)
+        let receiver = try await ExampleReceiver.onAFreePort(python: python, secret: secret)
         defer { receiver.stop() }
         let port = receiver.port
 
@@ -156,11 +156,26 @@ final class ExampleReceiver: Sendable {
         process.environment = ["SLUICE_ENDPOINT_SECRET": secret, "PATH": "/usr/bin:/bin"]
         try process.run()
         for _ in 0..<100 {
-            if (try? await RawHTTPConnection.exchange(port: self.port, Array("GET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8))) != nil { return }
+            // Its own answer (Python's http.server has no GET here: 501), not another listener's
+            // that took the port meanwhile, in which case the receiver exits.
+            let answer = try? await RawHTTPConnection.exchange(port: self.port, Array("GET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+            guard process.isRunning else { throw PortTaken() }
+            if answer?.headers.contains(where: { $0.key.lowercased() == "server" && $0.value.contains("Python") }) == true { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         stop()
         throw CommandFailure("the example receiver did not start")
+    }
+
+    /// The receiver exited at start: another process took its port after it was found free.
+    struct PortTaken: Error {}
+
+    /// A receiver on a port found free, trying another when one is taken meanwhile (tests run in parallel).
+    static func onAFreePort(python: String, secret: String) async throws -> ExampleReceiver {
+        for _ in 0..<4 {
+            do { return try await ExampleReceiver(python: python, secret: secret) } catch is PortTaken { continue }
+        }
+        return try await ExampleReceiver(python: python, secret: secret)
     }
 
     /// The types of the events it handled (verified, once per id), in order.

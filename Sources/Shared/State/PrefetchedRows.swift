@@ -6,13 +6,12 @@ import Synchronization
 /// that each event's handler finds its links, locks and rows in memory instead of asking the
 /// database for each (``StateStore`` consults it when it has one).
 ///
-/// The database stays the truth: writes still go to it one event at a time, and each write of an
-/// entitlement or transaction forgets the cached row, so a later event of the batch reads it from
-/// the database again (a row read back differs from the one written: timestamps are rounded to
-/// microseconds). A saved link is kept as saved (its columns are text), and one already stored
-/// with every value is not written at all. Nothing read on a miss is added. When a savepoint is
-/// rolled back, PostgreSQL releases the advisory locks taken inside it and forgets its links:
-/// both are forgotten here too.
+/// The database stays the truth: writes still go to it one event at a time, and each row written
+/// is kept as the database now holds it (timestamps rounded to its microseconds), so a later event
+/// of the batch finds it in memory; the upsert holds the row's lock until the transaction ends, so
+/// nobody else changes it meanwhile. A link already stored with every value is not written at all.
+/// Nothing read on a miss is added. When a savepoint is rolled back, PostgreSQL releases the
+/// advisory locks taken inside it and undoes its writes: all of those are forgotten here too.
 public final class PrefetchedRows: Sendable {
     /// A provider link's identity: what a lookup names.
     public struct LinkKey: Hashable, Sendable {
@@ -174,12 +173,14 @@ public final class PrefetchedRows: Sendable {
         }
     }
 
-    public func forgetEntitlement(_ key: String) {
-        _ = contents.withLock { $0.entitlements.removeValue(forKey: key) }
+    /// `row` was saved: a later read finds it as the database would return it (``EntitlementState/asStored``).
+    public func saved(_ row: EntitlementState) {
+        contents.withLock { $0.entitlements[row.entityKey] = row.asStored }
     }
 
-    public func forgetTransaction(_ key: TransactionKey) {
-        _ = contents.withLock { $0.transactions.removeValue(forKey: key) }
+    /// `row` was saved: a later read finds it as the database would return it.
+    public func saved(_ row: TransactionState) {
+        contents.withLock { $0.transactions[TransactionKey(row.source, row.providerTransactionID, environment: row.environment)] = row.asStored }
     }
 
     /// Forgets every transaction of an entitlement (their user was assigned in one statement).
@@ -235,10 +236,12 @@ public final class PrefetchedRows: Sendable {
     }
 
     /// The open savepoint was rolled back: PostgreSQL released the locks taken in it, and the
-    /// links it saved (kept here as saved) are gone.
+    /// rows it saved (kept here as saved) are gone.
     public func savepointRolledBack() {
         contents.withLock { contents in
             contents.lockedInSavepoint = []
+            contents.entitlements = [:]
+            contents.transactions = [:]
             contents.links = [:]
             contents.isInSavepoint = false
         }

@@ -45,6 +45,45 @@ public enum EntitlementColumns {
     }
 }
 
+extension EntitlementState {
+    /// The state as ``EntitlementColumns/decode(_:)`` reads it back once saved: each time rounded
+    /// to the microseconds PostgreSQL keeps, the way PostgresNIO rounds it.
+    var asStored: EntitlementState {
+        var e = self
+        e.expiresAt = expiresAt?.asStoredInPostgres
+        e.purchasedAt = purchasedAt?.asStoredInPostgres
+        e.trialEndsAt = trialEndsAt?.asStoredInPostgres
+        e.cancelledAt = cancelledAt?.asStoredInPostgres
+        e.gracePeriodExpiresAt = gracePeriodExpiresAt?.asStoredInPostgres
+        e.billingIssueDetectedAt = billingIssueDetectedAt?.asStoredInPostgres
+        e.renewalInfoSignedAt = renewalInfoSignedAt?.asStoredInPostgres
+        e.lastEventTime = lastEventTime?.asStoredInPostgres
+        return e
+    }
+}
+
+extension TransactionState {
+    /// The state as ``TransactionColumns/decode(_:)`` reads it back once saved.
+    var asStored: TransactionState {
+        var t = self
+        t.purchasedAt = purchasedAt?.asStoredInPostgres
+        t.refundedAt = refundedAt?.asStoredInPostgres
+        t.periodEnd = periodEnd?.asStoredInPostgres
+        t.lastEventTime = lastEventTime?.asStoredInPostgres
+        return t
+    }
+}
+
+extension Date {
+    /// The `timestamptz` PostgresNIO writes for this date (whole microseconds since 2000-01-01,
+    /// truncated), as PostgresNIO decodes it: the same arithmetic, so the same `Date`.
+    var asStoredInPostgres: Date {
+        let start = Date(timeIntervalSince1970: 946_684_800)
+        let microseconds = Int64(timeIntervalSince(start) * 1_000_000)
+        return Date(timeInterval: Double(microseconds) / 1_000_000, since: start)
+    }
+}
+
 /// The columns of `transactions` that ``TransactionState`` holds, and how a row becomes one.
 enum TransactionColumns {
     static let list = """

@@ -65,7 +65,6 @@ public struct StateStore: Sendable {
     ///   clock sweep announces the access of rows still marked active once it runs out).
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
-        prefetched?.forgetEntitlement(e.entityKey)
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -79,6 +78,7 @@ public struct StateStore: Sendable {
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
             let existed = try row.makeRandomAccess()["entity_key"].decode(String?.self) != nil
+            prefetched?.saved(e)
             return Saved(id: id, previous: existed ? try EntitlementColumns.decode(row) : nil)
         }
         throw StateStoreError(reason: "the entitlement's upsert returned no row")
@@ -120,7 +120,6 @@ public struct StateStore: Sendable {
     /// - Parameter eventID: the queue row of the event that made the change.
     @discardableResult
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
-        prefetched?.forgetTransaction(.init(t.source, t.providerTransactionID, environment: t.environment))
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -132,6 +131,7 @@ public struct StateStore: Sendable {
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
             let existed = try row.makeRandomAccess()["provider_transaction_id"].decode(String?.self) != nil
+            prefetched?.saved(t)
             return Saved(id: id, previous: existed ? try TransactionColumns.decode(row) : nil)
         }
         throw StateStoreError(reason: "the transaction's upsert returned no row")
