@@ -141,4 +141,32 @@ struct SlotStateMachineTests {
         #expect(machine.claimed(Self.work(jobs)).map(\.payload) == started)
         #expect(machine.runningJobs + machine.waitingJobs == entities.count)
     }
+
+    /// Columns: concurrency, batch size, cores → jobs that may run at once.
+    @Test(arguments: [(16, 16, 2, 64), (16, 1, 2, 16), (16, 16, 16, 256), (4, 16, 2, 64), (2, 16, 2, 32), (16, 4, 1, 16)])
+    func atMostTwoFullBatchesPerCoreRun(concurrency: Int, batchSize: Int, cores: Int, limit: Int) {
+        #expect(WorkerPool.runningJobsLimit(concurrency: concurrency, batchSize: batchSize, cores: cores) == limit)
+    }
+
+    /// Lone jobs use every slot; full batches only as many as the running-jobs limit allows, and
+    /// a batch bigger than the limit still runs when nothing else does.
+    @Test func fullBatchesStopAtTheRunningJobsLimitLoneJobsDoNot() {
+        var machine = Machine(concurrency: 4, unitSize: 4, runningJobsLimit: 8)
+        #expect(machine.claimLimit == 8 && machine.freeBatchSlots == 2)
+        let started = machine.claimed([
+            (jobIDs: [1, 2, 3, 4], keys: ["a"], payload: "batch1"),
+            (jobIDs: [5, 6, 7, 8], keys: ["b"], payload: "batch2"),
+            (jobIDs: [9, 10, 11, 12], keys: ["c"], payload: "batch3"),
+        ])
+        #expect(started.map(\.payload) == ["batch1", "batch2"], "two full batches reach the limit; two slots stay free")
+        #expect(machine.claimLimit == 0 && machine.freeBatchSlots == 0)
+        #expect(machine.finished(started[0].number).map(\.payload) == ["batch3"])
+
+        var lone = Machine(concurrency: 4, unitSize: 4, runningJobsLimit: 8)
+        #expect(lone.claimed(Self.work([(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")])).count == 4, "lone jobs: every slot")
+        #expect(lone.freeBatchSlots == 0 && lone.claimLimit == 0)
+
+        var big = Machine(concurrency: 2, unitSize: 16, runningJobsLimit: 4)
+        #expect(big.claimed([(jobIDs: Array(1...16), keys: ["a"], payload: "big")]).map(\.payload) == ["big"], "never stuck")
+    }
 }

@@ -64,7 +64,11 @@ final class WorkerPool: Service, CustomStringConvertible {
         self.metrics = metrics
         self.logger = logger
         completions = CompletionBatcher(queue: queue, timeLimit: configuration.databaseTimeLimit)
-        slots = Mutex(SlotStateMachine(concurrency: configuration.concurrency, unitSize: configuration.batchSize))
+        slots = Mutex(SlotStateMachine(
+            concurrency: configuration.concurrency, unitSize: configuration.batchSize,
+            runningJobsLimit: Self.runningJobsLimit(
+                concurrency: configuration.concurrency, batchSize: configuration.batchSize,
+                cores: ProcessInfo.processInfo.activeProcessorCount)))
     }
 
     /// Looks for runnable jobs now rather than at the next poll: for work this process just created.
@@ -115,7 +119,7 @@ final class WorkerPool: Service, CustomStringConvertible {
                     break
                 }
                 let size = BatchPlan.size(
-                    claimed: claimed.count, freeSlots: slots.withLock { $0.freeSlots }, maximum: configuration.batchSize)
+                    claimed: claimed.count, freeSlots: slots.withLock { $0.freeBatchSlots }, maximum: configuration.batchSize)
                 let work = BatchPlan.batches(of: claimed, size: size).map { batch in
                     (jobIDs: batch.map(\.id), keys: Set(batch.map(BatchPlan.entity(of:))), payload: batch)
                 }
