@@ -8,8 +8,8 @@ public import PostgresNIO
 public struct StateStore: Sendable {
     public let connection: PostgresConnection
     let logger: Logger
-    /// Rows a batch loaded ahead (``PrefetchedRows``): reads find them in memory, writes forget
-    /// what they change.
+    /// Rows a batch loaded ahead (``PrefetchedRows``): reads find them in memory, writes keep
+    /// what they saved and forget what they changed in bulk.
     public let prefetched: PrefetchedRows?
 
     public init(connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows? = nil) {

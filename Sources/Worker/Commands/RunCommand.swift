@@ -15,7 +15,7 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run the worker pool until SIGTERM/SIGINT.",
         discussion: """
             Applies queued events and forwards applied Apple notifications, each queue with up to \
-            WORKER_CONCURRENCY jobs in flight. On SIGTERM or SIGINT it stops dequeuing, lets running \
+            WORKER_CONCURRENCY transactions in flight (events in batches of up to WORKER_BATCH_SIZE). On SIGTERM or SIGINT it stops dequeuing, lets running \
             jobs finish, and exits 0.
 
             \(WorkerSettings.help)

@@ -11,7 +11,7 @@ import Shared
 /// transaction holding it committed (log lines, waking the deliveries).
 ///
 /// Before a batch is applied, the pool loads what its jobs will read with one statement per
-/// table (``PrefetchedRows``): first the links each job names (``linksToPrefetch(for:)``), then,
+/// table (``PrefetchedRows``): first the links each job names (``linksToPrefetch(for:in:)``), then,
 /// with those in memory, the locks and rows each job will take (``rowsToPrefetch(for:in:)``). A
 /// handler that names nothing reads everything itself; so does a job whose guess was wrong.
 protocol BatchableJobHandler: JobHandler {

@@ -29,12 +29,15 @@ final class ProvenRowHandler: BatchableJobHandler {
         return try await inner.applyAnnouncing(job, in: store)
     }
 
+    /// Only a row that carries a valid proof has its reads loaded ahead: nothing of a row not
+    /// proven yet (a forged one, or one without proof, checked against the cutover when applied)
+    /// chooses what the batch locks or loads.
     func linksToPrefetch(for job: ClaimedJob, in store: StateStore) -> [PrefetchedRows.LinkKey] {
-        inner.linksToPrefetch(for: job, in: store)
+        carriesValidProof(job) ? inner.linksToPrefetch(for: job, in: store) : []
     }
 
     func rowsToPrefetch(for job: ClaimedJob, in store: StateStore) async throws -> PrefetchedRows.Plan {
-        try await inner.rowsToPrefetch(for: job, in: store)
+        carriesValidProof(job) ? try await inner.rowsToPrefetch(for: job, in: store) : .init()
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
@@ -42,16 +45,22 @@ final class ProvenRowHandler: BatchableJobHandler {
     }
 
     private func check(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
-        guard let text = job.attributes["proof"] else {
+        guard job.attributes["proof"] != nil else {
             guard job.id <= (try await cutover(on: connection)) else { throw Unproven(reason: "it carries no proof") }
             return
         }
+        guard carriesValidProof(job) else { throw Unproven(reason: "its proof does not match") }
+    }
+
+    /// Whether the row carries a proof, and it matches.
+    func carriesValidProof(_ job: ClaimedJob) -> Bool {
         // bytea as text: \x and 64 hex digits.
-        guard text.hasPrefix("\\x"), let presented = SHA256Hex.bytes(text.dropFirst(2)),
-              proof.verifies(
-                presented, source: job.kind, externalID: job.attributes["external_id"] ?? "", type: job.attributes["type"] ?? "",
-                origin: job.attributes["origin"] ?? "", payload: job.payload)
-        else { throw Unproven(reason: "its proof does not match") }
+        guard let text = job.attributes["proof"], text.hasPrefix("\\x"), let presented = SHA256Hex.bytes(text.dropFirst(2)) else {
+            return false
+        }
+        return proof.verifies(
+            presented, source: job.kind, externalID: job.attributes["external_id"] ?? "", type: job.attributes["type"] ?? "",
+            origin: job.attributes["origin"] ?? "", payload: job.payload)
     }
 
     private func cutover(on connection: PostgresConnection) async throws -> Int64 {
