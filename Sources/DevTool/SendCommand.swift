@@ -63,7 +63,7 @@ struct SendCommand: AsyncParsableCommand {
                 id: id, type: "payment_intent.succeeded",
                 object: SampleStripeEvents.paymentIntent(
                     id: "pi_dev_\(UUID().uuidString.prefix(8).lowercased())", userID: poison ? nil : userId,
-                    customer: poison ? "cus_unknown_\(UUID().uuidString.prefix(8).lowercased())" : "cus_1"))
+                    customer: poison ? "cus_unknown_\(UUID().uuidString.prefix(8).lowercased())" : "cus_dev_\(userId)"))
             request = HTTPClientRequest(url: url + "/v1/webhooks/stripe")
             request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: body, secret: secret))
         case .apple:

@@ -52,9 +52,13 @@ struct EventPlanner: Sendable {
                 path: "/v1/webhooks/appstore-notifications?sandbox=true", body: body, redeliver: redeliver)
         }
         let user = "e2e_\(runID)_\(index)"
+        // Each buyer is their own Stripe customer, as in real traffic. One customer for every buyer
+        // (the sample's default `cus_1`) re-linked that customer at every event: one row every
+        // applying transaction had to update, which made all of them wait for each other.
         let body = try SampleStripeEvents.event(
             id: "evt_e2e_\(runID)_\(index)", type: "payment_intent.succeeded",
-            object: SampleStripeEvents.paymentIntent(id: "pi_e2e_\(runID)_\(index)", userID: user, productID: "pro.lifetime"))
+            object: SampleStripeEvents.paymentIntent(
+                id: "pi_e2e_\(runID)_\(index)", userID: user, productID: "pro.lifetime", customer: "cus_e2e_\(runID)_\(index)"))
         return PlannedEvent(
             provider: .stripe, user: user, productID: "pro.lifetime", notificationUUID: nil,
             path: "/v1/webhooks/stripe", body: body, redeliver: redeliver)
