@@ -43,6 +43,8 @@ struct RebuildTests {
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains("2 entities, 1 changed"))
             let rebuilt = try await system.entitlements(userID: user)
+            #expect(rebuilt.count == good.count)
+            #expect(rebuilt.map { $0["id"] as? String } == good.map { $0["id"] as? String }, "the same entitlements, in the same order")
             for (before, after) in zip(good, rebuilt) {
                 for field in ["status", "expires_at", "product_id", "is_active", "will_renew", "environment"] {
                     #expect("\(before[field] ?? "")" == "\(after[field] ?? "")", "\(field)")

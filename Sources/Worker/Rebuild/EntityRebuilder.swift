@@ -75,6 +75,7 @@ struct EntityRebuilder: Sendable {
                 id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload,
                 attributes: ["type": type, "external_id": externalID, "origin": origin]))
         }
+        let identity = try await entitlementIdentity(key, on: connection)
         try await connection.query(
             """
             DELETE FROM transaction_status_history WHERE transaction_id IN (SELECT id FROM transactions WHERE entitlement_key = \(key))
@@ -91,9 +92,26 @@ struct EntityRebuilder: Sendable {
                 try await store.record(eventID: job.id, entityKey: key, outcome: .recorded, detail: "rebuild: \(unlinked)")
             }
         }
+        if let identity {
+            // The same entitlement, recomputed: it keeps the id clients and receivers know it by,
+            // and its place in the read API's order (created_at, id).
+            try await connection.query(
+                "UPDATE entitlements SET id = \(identity.id), created_at = \(identity.createdAt) WHERE entity_key = \(key)",
+                logger: logger)
+        }
         let after = try await snapshot(key, store: store, on: connection)
         try await announce(key, before: entitlementBefore, store: store, on: connection)
         return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after))
+    }
+
+    /// The id and creation time of the entitlement stored under `key`, if any.
+    private func entitlementIdentity(_ key: String, on connection: PostgresConnection) async throws -> (id: UUID, createdAt: Date)? {
+        for try await (id, createdAt) in try await connection.query(
+            "SELECT id, created_at FROM entitlements WHERE entity_key = \(key)", logger: logger
+        ).decode((UUID, Date).self) {
+            return (id, createdAt)
+        }
+        return nil
     }
 
     /// Writes the event that says what the rebuild changed in the entitlement, if anything visible.

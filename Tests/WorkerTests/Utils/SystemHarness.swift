@@ -100,18 +100,26 @@ struct SystemHarness: Sendable {
 
     // MARK: Working
 
-    /// Runs the worker's event handlers until nothing is runnable, with `workers` concurrent consumers.
+    /// How many events one consumer of ``drain(workers:)`` claims and applies at once:
+    /// `SLUICE_TEST_BATCH_SIZE`, 1 unless set. `scripts/test` runs the worker's tests a second time
+    /// with 16, the default `WORKER_BATCH_SIZE`, so that every test of a path through the handlers
+    /// also runs on the batched path (one transaction for several events, read ahead).
+    static let batchSize = ProcessInfo.processInfo.environment["SLUICE_TEST_BATCH_SIZE"].flatMap(Int.init).map { max(1, $0) } ?? 1
+
+    /// Runs the worker's event handlers until nothing is runnable, with `workers` concurrent
+    /// consumers, each claiming up to ``batchSize`` events at a time as the pool does: several
+    /// applied together in one transaction, one alone.
     func drain(workers: Int = 1) async throws {
-        try await Self.drain(pool, workers: workers)
+        try await Self.drain(pool, workers: workers, batchSize: Self.batchSize)
     }
 
-    /// ``drain(workers:)`` with one worker for `batchSize` 1, else ``drainInBatches(size:)``.
+    /// Runs the worker's event handlers in batches of up to `batchSize`, one consumer.
     func drain(batchSize: Int) async throws {
-        if batchSize == 1 { try await drain() } else { try await drainInBatches(size: batchSize) }
+        try await Self.drain(pool, workers: 1, batchSize: batchSize)
     }
 
-    /// Runs the worker's event handlers in batches of up to `size` (one transaction each) until
-    /// nothing is runnable.
+    /// Runs the worker's event handlers in batches of up to `size` (one transaction each, even
+    /// for a batch of one) until nothing is runnable.
     func drainInBatches(size: Int) async throws {
         while true {
             let jobs = try await pool.queue.dequeue(limit: size, owner: "test-batch")
@@ -125,14 +133,14 @@ struct SystemHarness: Sendable {
         try await Self.drain(deliveries, workers: workers)
     }
 
-    private static func drain(_ pool: WorkerPool, workers: Int) async throws {
+    private static func drain(_ pool: WorkerPool, workers: Int, batchSize: Int = 1) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {
                 group.addTask {
                     while true {
-                        let jobs = try await pool.queue.dequeue(limit: 1, owner: "test-\(worker)")
-                        guard let job = jobs.first else { return }
-                        await pool.execute(job)
+                        let jobs = try await pool.queue.dequeue(limit: batchSize, owner: "test-\(worker)")
+                        guard !jobs.isEmpty else { return }
+                        if jobs.count == 1 { await pool.execute(jobs[0]) } else { await pool.executeBatch(jobs) }
                     }
                 }
             }
