@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+import PostgresNIO
+import Testing
+import TestSupport
+
+/// The lookups by entity of `worker rebuild` and the console's customer timeline each have an
+/// index (sql/0020): on tables that grow with every applied event, a sequential scan would read
+/// every row. With sequential scans disabled the planner takes an index wherever one fits, so a
+/// plan without the expected index means it is missing or does not fit the query's shape.
+@Suite(.timeLimit(.minutes(1)))
+struct LookupIndexTests {
+    static let lookups: [(query: String, index: String)] = [
+        ("SELECT event_id FROM applied_events WHERE entity_key = ANY('{apple:sandbox:1}'::text[])", "applied_events_entity"),
+        ("SELECT event_id FROM applied_events WHERE entity_key = 'apple:sandbox:1'", "applied_events_entity"),
+        ("SELECT id FROM outgoing_events WHERE entity_key = ANY('{apple:sandbox:1}'::text[]) ORDER BY id DESC LIMIT 50",
+         "outgoing_events_entity"),
+        ("SELECT id FROM deliveries WHERE outgoing_event_id = ANY('{1,2}'::bigint[])", "deliveries_outgoing_event"),
+        ("SELECT external_id FROM provider_links WHERE entitlement_key = ANY('{apple:sandbox:1}'::text[])", "provider_links_entitlement"),
+        ("SELECT id FROM events WHERE state IN ('pending', 'running', 'dead') AND ordering_key = ANY('{1}'::text[])",
+         "events_unfinished_ordering"),
+    ]
+
+    @Test(arguments: lookups)
+    func aLookupByEntityUsesItsIndex(query: String, index: String) async throws {
+        try await TestDatabase.with { db in
+            try await db.client.withConnection { connection in
+                try await connection.query("SET enable_seqscan = off", logger: TestDatabase.logger)
+                var plan = ""
+                for try await line in try await connection.query("EXPLAIN \(unescaped: query)", logger: TestDatabase.logger)
+                    .decode(String.self) {
+                    plan += line + "\n"
+                }
+                #expect(plan.contains(index), "plan:\n\(plan)")
+            }
+        }
+    }
+}
