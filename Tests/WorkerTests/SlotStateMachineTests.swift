@@ -99,7 +99,7 @@ struct SlotStateMachineTests {
         (2, 16, [16], 0, 16),
         (2, 16, [1], 0, 16),
         (2, 16, [], 0, 32),
-        (2, 16, [16], 40, 8),
+        (2, 16, [16], 40, 0),  // 8 more may be held, but no whole batch
         (2, 16, [16], 48, 0),
         (4, 1, [1, 1], 1, 2),
     ])
@@ -114,6 +114,28 @@ struct SlotStateMachineTests {
         #expect(machine.claimed(units).count == running.count)
         if waiting > 0 { _ = machine.claimed([(jobIDs: ids(waiting), keys: ["r0"], payload: "wait")]) }
         #expect(machine.claimLimit == limit)
+    }
+
+    @Test(arguments: [
+        // (running-jobs limit, jobs of the running units) → claim limit; concurrency 16, unit size 16
+        (64, [16, 16, 16, 9], 0),  // room for 7: no batch of 7, wait for the next unit to finish
+        (64, [16, 16, 9, 9], 0),
+        (64, [16, 9, 9], 16),  // room for 23: one whole batch
+        (64, [9, 9], 32),
+        (64, [1], 48),  // a lone event running at low load does not hold the next ones back
+        (64, [], 64),
+        (20, [], 20),  // idle: whatever fits, whole or not
+        (20, [16], 0),
+    ])
+    func whileUnitsRunOnlyWholeBatchesAreClaimed(limit: Int, running: [Int], expected: Int) {
+        var machine = Machine(concurrency: 16, unitSize: 16, runningJobsLimit: limit)
+        var next: Int64 = 0
+        let units = running.enumerated().map { offset, count in
+            defer { next += Int64(count) }
+            return (jobIDs: (0..<count).map { next + Int64($0) }, keys: Set(["r\(offset)"]), payload: "run")
+        }
+        #expect(machine.claimed(units).count == running.count)
+        #expect(machine.claimLimit == expected)
     }
 
     @Test func shutdownGivesBackTheWaitingAndStartsNothingMore() {
