@@ -53,23 +53,38 @@ struct StripeEventHandler: BatchableJobHandler {
             transactionKeys: Set(subject.transactionKey.map { [.init(.webCheckout, $0, environment: PurchaseEnvironment(livemode: event.livemode))] } ?? []))
     }
 
-    /// Whether the event may change state: not a deauthorization, and of a connected account in `STRIPE_ACCOUNTS`, if any.
-    private func changesState(_ event: StripeEvent) -> Bool {
-        event.type != StripeEventType.accountApplicationDeauthorized.rawValue && event.account.map(accounts.contains) ?? true
+    /// What applying an event does, decided from the event alone: the two kinds that are only
+    /// recorded, and the rest, which may change state.
+    enum Disposition: Equatable {
+        /// `account.application.deauthorized`: the account's links are forgotten.
+        case deauthorization(account: String?)
+        /// An event of a connected account not in `STRIPE_ACCOUNTS`: recorded as ignored.
+        case foreignAccount(String)
+        case mayChangeState
     }
+
+    func disposition(of event: StripeEvent) -> Disposition {
+        if event.type == StripeEventType.accountApplicationDeauthorized.rawValue { return .deauthorization(account: event.account) }
+        if let account = event.account, !accounts.contains(account) { return .foreignAccount(account) }
+        return .mayChangeState
+    }
+
+    private func changesState(_ event: StripeEvent) -> Bool { disposition(of: event) == .mayChangeState }
 
     /// Applies the event inside the caller's transaction.
     @discardableResult
     func apply(_ job: ClaimedJob, in store: StateStore, announcer: ChangeAnnouncer?) async throws -> AppliedEvent {
         let event = try store.payload(of: job, StripeEvent.init(job:))
-        if event.type == StripeEventType.accountApplicationDeauthorized.rawValue {
-            let removed = try await event.account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
+        switch disposition(of: event) {
+        case .deauthorization(let account):
+            let removed = try await account.asyncMap { try await store.removeLinks(ofAccount: $0) } ?? 0
             return try await StateWriter.save(
                 .recorded("forgot \(removed) links of the deauthorized account"), eventID: job.id, to: store, announcer: announcer)
-        }
-        if let account = event.account, !accounts.contains(account) {
+        case .foreignAccount(let account):
             return try await StateWriter.save(
                 .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store, announcer: announcer)
+        case .mayChangeState:
+            break
         }
         var subject = try await Self.resolvedSubject(of: event, in: store)
         try await store.lock(subject.lockKeys)
