@@ -149,6 +149,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "DevToolTests",
+            dependencies: ["DevTool", "DevSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "DeployTests",
             dependencies: ["TestSupport", product("Crypto"), product("Yams")],
             swiftSettings: swiftSettings

@@ -31,13 +31,15 @@ struct TimelineReader: Sendable {
         }
         // Events about them not applied (yet): waiting, running, or dead — often the answer to
         // "why has this user no access?". Matched by the provider ids linked to the entities.
+        // One OR arm per state lets the planner reach the few unfinished rows through the
+        // queue's own partial index for each state (events_runnable, events_leased, events_dead).
         let tails = keys.compactMap { $0.split(separator: ":").last.map(String.init) }
         let waiting = try await client.query(
             """
             SELECT e.id, e.source, e.type, e.subtype, e.origin, COALESCE(e.event_time, e.received_at), e.received_at,
                    e.state, e.last_error
             FROM events e
-            WHERE e.state IN ('pending', 'running', 'dead')
+            WHERE (e.state = 'pending' OR e.state = 'running' OR e.state = 'dead')
               AND (e.ordering_key = ANY(\(tails))
                    OR e.ordering_key IN (SELECT external_id FROM provider_links WHERE entitlement_key = ANY(\(keys))))
             ORDER BY e.id DESC LIMIT \(limit)
