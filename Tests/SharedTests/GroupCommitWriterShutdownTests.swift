@@ -10,7 +10,7 @@ import TestSupport
 
 /// ``GroupCommitWriter`` under graceful shutdown (`ServiceLifecycleTestKit`): what was submitted
 /// before is committed and answered, what comes after is refused, and nothing waits forever.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct GroupCommitWriterShutdownTests {
     static let logger = TestDatabase.logger
 
