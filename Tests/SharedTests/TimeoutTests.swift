@@ -41,6 +41,27 @@ struct TimeoutTests {
         #expect(ended)
     }
 
+    /// A deadline inside work the host runs (a completion written inside an attempt) gives up on
+    /// time as well, even when its own work ignores cancellation.
+    @Test func aDeadlineInsideHostedWorkAlsoReturnsOnTime() async throws {
+        let release = Gate()
+        let outcome = try await OverrunHost.with {
+            defer { release.open() }
+            return try await withTimeout(.seconds(10)) {
+                do {
+                    _ = try await withTimeout(.milliseconds(20)) {
+                        await release.wait()
+                        return 0
+                    }
+                    return "the inner work finished"
+                } catch is TimeoutError {
+                    return "the inner deadline passed"
+                }
+            }
+        }
+        #expect(outcome == "the inner deadline passed")
+    }
+
     @Test func workThatStopsWhenCancelledIsCancelledAtTheDeadline() async throws {
         let cancelled = Flag()
         _ = try await OverrunHost.with {
@@ -76,6 +97,63 @@ struct TimeoutTests {
         }
         let wasCancelled = workCancelled.isRaised
         #expect(wasCancelled)
+    }
+}
+
+/// What a host does with work that never ends once its scope is over (``OverrunHost/Patience``).
+struct OverrunPatienceTests {
+    @Test func workStillRunningWhenThePatienceRunsOutIsHandedOverWithWhereItCameFrom() async throws {
+        let release = Gate()
+        let handedOver = Mutex<[[String: Int]]>([])
+        let patience = OverrunHost.Patience(limit: .milliseconds(200)) { work in
+            handedOver.withLock { $0.append(work) }
+            release.open()  // A process exits here; the test lets the work end instead.
+        }
+        try await OverrunHost.with(patience: patience) {
+            await #expect(throws: TimeoutError.self) {
+                try await withTimeout(.milliseconds(20)) {
+                    await release.wait()
+                    return 0
+                }
+            }
+            #expect(handedOver.withLock { $0.isEmpty }, "nothing is handed over while the scope lasts")
+        }
+        let calls = handedOver.withLock { $0 }
+        #expect(calls.count == 1)
+        let origins = Array(calls.first?.keys ?? [:].keys)
+        #expect(origins.count == 1)
+        #expect(origins.first?.hasPrefix("SharedTests/TimeoutTests.swift:") == true, "origins: \(origins)")
+        #expect(calls.first?.values.first == 1)
+    }
+
+    @Test func workThatEndsWithinThePatienceIsNotHandedOver() async throws {
+        let release = Gate()
+        let handedOver = Flag()
+        let patience = OverrunHost.Patience(limit: .seconds(30)) { _ in handedOver.raise() }
+        try await OverrunHost.with(patience: patience) {
+            await #expect(throws: TimeoutError.self) {
+                try await withTimeout(.milliseconds(20)) {
+                    await release.wait()
+                    return 0
+                }
+            }
+            release.open()
+        }
+        let wasHandedOver = handedOver.isRaised
+        #expect(!wasHandedOver)
+    }
+
+    /// Work that finished in time still ends a moment after its caller went on (its timer is
+    /// cancelled and awaited), so even then the host waits briefly, within any sensible patience.
+    @Test func aHostWhoseWorkFinishedInTimeEndsWithinItsPatience() async throws {
+        let handedOver = Flag()
+        let host = try await OverrunHost.with(patience: .init(limit: .seconds(5)) { _ in handedOver.raise() }) {
+            _ = try await withTimeout(.seconds(30)) { 1 }
+            return OverrunHost.current
+        }
+        #expect(host?.runningWork.isEmpty == true)
+        let wasHandedOver = handedOver.isRaised
+        #expect(!wasHandedOver)
     }
 }
 

@@ -140,16 +140,28 @@ INI
 cluster_stop() {
     local rc=${1:-0} name
     [ -n "${WORK:-}" ] || return 0
+    if [ "$rc" != 0 ]; then
+        # What every session was doing when the run failed, and who blocked whom, for the logs.
+        PGDATABASE=postgres psql -X -q -P pager=off -c "
+            SELECT pid, pg_blocking_pids(pid) AS blocked_by, state, wait_event_type, wait_event,
+                   now() - xact_start AS in_transaction, now() - state_change AS in_state, left(query, 120) AS query
+            FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+            ORDER BY state, xact_start" >"$WORK/pg-activity.log" 2>&1 || true
+    fi
     for name in "${!PIDS[@]}"; do kill -TERM "${PIDS[$name]}" 2>/dev/null || true; done
     [ -f "$WORK/nginx.pid" ] && kill -QUIT "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-    # As an orchestrator would: SIGKILL what has not stopped 90 s after SIGTERM (the worker drains
-    # for at most 60 s). Known: after a hard PostgreSQL restart a worker may not stop by itself.
+    # As an orchestrator would: SIGKILL what has not stopped 90 s after SIGTERM. A process must stop
+    # by itself well before: graceful shutdown takes at most max(LEASE_SECONDS, 30) s, and work that
+    # never ends (after a hard PostgreSQL restart) is waited for 10 s more. A kill fails the run
+    # (STOP_FAILED) and keeps the logs.
     local waited=0
+    STOP_FAILED=
     for name in "${!PIDS[@]}"; do
         while kill -0 "${PIDS[$name]}" 2>/dev/null && [ "$waited" -lt 900 ]; do sleep 0.1; waited=$((waited + 1)); done
         if kill -0 "${PIDS[$name]}" 2>/dev/null; then
-            echo "  WARNING: $name did not stop within 90 s of SIGTERM; killing it" >&2
+            echo "  FAILED: $name did not stop within 90 s of SIGTERM; killing it" >&2
             kill -KILL "${PIDS[$name]}" 2>/dev/null || true
+            STOP_FAILED=1 rc=1
         fi
         wait "${PIDS[$name]}" 2>/dev/null || true
     done

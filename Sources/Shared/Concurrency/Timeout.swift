@@ -15,14 +15,14 @@ public struct TimeoutError: Error, CustomStringConvertible {
 /// result is then dropped. Without a host this is ``withCancellingTimeout(_:_:)``, which waits for
 /// `body` to end.
 public func withTimeout<Result: Sendable>(
-    _ timeout: Duration, _ body: @Sendable @escaping () async throws -> Result
+    _ timeout: Duration, file: StaticString = #fileID, line: UInt = #line, _ body: @Sendable @escaping () async throws -> Result
 ) async throws -> Result {
     guard let host = OverrunHost.current else { return try await withCancellingTimeout(timeout, body) }
     let outcome = FirstOutcome<Result>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             outcome.install(continuation)
-            let taken = host.submit {
+            let taken = host.submit(origin: "\(file):\(line)") {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         do { outcome.settle(.success(try await body())) } catch { outcome.settle(.failure(error)) }
