@@ -11,9 +11,9 @@ import Synchronization
 /// `ServiceGroup`); it is found as a task-local, ``current``. Work whose caller gave up finishes
 /// (or fails) in the host's group, and is cancelled as soon as its outcome is decided. When the
 /// host's scope ends it waits for such work: by then the `ServiceGroup` has stopped the PostgreSQL
-/// clients, whose closed connections fail any query still waiting. While it waits it says, every
-/// ten seconds, which calls of `withTimeout` are still running, so an operator whose process does
-/// not stop sees what holds it.
+/// clients, whose closed connections fail any query still waiting. While it waits it says (after
+/// a second, then every ten) which calls of `withTimeout` are still running, so an operator whose
+/// process does not stop sees what holds it.
 ///
 /// Some work never ends: after `pg_ctl restart -m immediate`, a few postgres-nio queries were
 /// never answered nor failed, even once their client had shut down and closed every connection,
@@ -112,8 +112,9 @@ public final class OverrunHost: Sendable {
         }
     }
 
-    /// Logs what is still running every ten seconds until nothing is, and hands it to `patience`
-    /// once its limit has passed.
+    /// Logs what is still running after one second, then every ten, until nothing is, and hands
+    /// it to `patience` once its limit has passed. (Work that met its deadline still takes a moment
+    /// to end after its caller went on; that is not reported.)
     private func watchUntilIdle(logger: Logger?, patience: Patience?) async {
         let start = ContinuousClock.now
         var checks = 0
@@ -121,7 +122,7 @@ public final class OverrunHost: Sendable {
         while true {
             let work = runningWork
             if work.isEmpty { return }
-            if checks % 100 == 0 {
+            if checks % 100 == 10 {
                 logger?.notice("waiting for work that outlived its deadline", metadata: [
                     "running": "\(work.values.reduce(0, +))", "origins": "\(Self.describe(work))",
                 ])
