@@ -29,7 +29,7 @@ struct IngestCommand: AsyncParsableCommand {
         let app = try buildApplication(settings: settings, logger: logger)
         if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
         logger.info("ingest listening", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
-        try await OverrunHost.with(logger: logger, patience: .exitingProcess(after: .seconds(10), logger: logger)) {
+        try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
             try await app.runService()
         }
     }

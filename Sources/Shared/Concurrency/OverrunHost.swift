@@ -34,8 +34,9 @@ public final class OverrunHost: Sendable {
         }
 
         /// Logs the work still running after `limit`, then exits the process with status 0: the
-        /// work was given up on before, and a process asked to stop must stop.
-        public static func exitingProcess(after limit: Duration, logger: Logger) -> Patience {
+        /// work was given up on before, and a process asked to stop must stop. Ingest, `worker run`
+        /// and the console use the default 10 s (docs/operations.md, Shutdown).
+        public static func exitingProcess(after limit: Duration = .seconds(10), logger: Logger) -> Patience {
             Patience(limit: limit) { work in
                 logger.warning("exiting with work that never ended", metadata: [
                     "running": "\(work.values.reduce(0, +))", "origins": "\(OverrunHost.describe(work))", "waited": "\(limit)",

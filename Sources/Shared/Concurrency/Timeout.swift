@@ -12,8 +12,9 @@ public struct TimeoutError: Error, CustomStringConvertible {
 /// cancelled, and a task group would wait for it; a request must still be answered `503` on time.
 /// So `body` runs in the ``OverrunHost/current`` host's group: the call returns at the deadline
 /// (or at once when its own task is cancelled), and `body` is cancelled and left to end there; its
-/// result is then dropped. Without a host this is ``withCancellingTimeout(_:_:)``, which waits for
-/// `body` to end.
+/// result is then dropped. While it runs there, the host counts it under its call site (`file`,
+/// `line`), which a process stopping with work left names in its log. Without a host this is
+/// ``withCancellingTimeout(_:_:)``, which waits for `body` to end.
 public func withTimeout<Result: Sendable>(
     _ timeout: Duration, file: StaticString = #fileID, line: UInt = #line, _ body: @Sendable @escaping () async throws -> Result
 ) async throws -> Result {

@@ -96,7 +96,7 @@ struct RunCommand: AsyncParsableCommand {
                 "wakes_on": "\(!settings.listens ? "polling" : settings.listenDatabase.map { "LISTEN at \($0.host):\($0.port)" } ?? "LISTEN")",
                 "metrics_port": "\(settings.metricsPort)",
             ])
-            try await OverrunHost.with(logger: logger, patience: .exitingProcess(after: .seconds(10), logger: logger)) {
+            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
                 try await ServiceGroup(configuration: group).run()
             }
         }

@@ -50,7 +50,7 @@ struct ConsoleCommand: AsyncParsableCommand {
             ])
             let group = ServiceGroup(configuration: .init(
                 services: [.init(service: client), .init(service: application)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await OverrunHost.with(logger: logger, patience: .exitingProcess(after: .seconds(10), logger: logger)) { try await group.run() }
+            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
         }
     }
 }
