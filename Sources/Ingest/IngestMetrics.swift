@@ -17,6 +17,18 @@ final class IngestMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     private let storeDuration: DurationHistogram
     private let replicaLag: Gauge
+    private let requestCounters: LabeledCounters<RequestLabels>
+    private let eventCounters: LabeledCounters<EventLabels>
+
+    private struct RequestLabels: Hashable, Sendable {
+        var route: String
+        var status: Int
+    }
+
+    private struct EventLabels: Hashable, Sendable {
+        var source: EventSource
+        var result: StoreResult
+    }
 
     private static func name(_ metric: String, unit: String, help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "sluice", subsystem: "ingest", metricName: metric, unitName: unit, helpText: help)
@@ -36,6 +48,12 @@ final class IngestMetrics: Sendable {
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
+        requestCounters = LabeledCounters { labels in
+            registry.makeCounter(descriptor: Self.requests, labels: [("route", labels.route), ("status", "\(labels.status)")])
+        }
+        eventCounters = LabeledCounters { labels in
+            registry.makeCounter(descriptor: Self.events, labels: [("source", labels.source.rawValue), ("result", "\(labels.result)")])
+        }
         replicaLag = registry.makeGauge(descriptor: Self.replicaLagName)
         storeDuration = registry.makeDurationHistogram(
             descriptor: Self.storeDurationName,
@@ -57,7 +75,7 @@ final class IngestMetrics: Sendable {
     }
 
     func countRequest(route: String, status: Int) {
-        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", "\(status)")]).increment()
+        requestCounters[RequestLabels(route: route, status: status)].increment()
     }
 
     func countRejection(source: EventSource, reason: Rejection.Reason) {
@@ -65,7 +83,7 @@ final class IngestMetrics: Sendable {
     }
 
     func countEvent(source: EventSource, result: StoreResult) {
-        registry.makeCounter(descriptor: Self.events, labels: [("source", source.rawValue), ("result", "\(result)")]).increment()
+        eventCounters[EventLabels(source: source, result: result)].increment()
     }
 
     func countStoreFailure(source: EventSource) {

@@ -51,11 +51,19 @@ struct EventReceiver: Sendable {
         Rejection(.tooLarge, "the body is larger than MAX_BODY_BYTES (\(maxBodyBytes) bytes)")
     }
 
-    /// `application/json`, with or without parameters such as `; charset=utf-8`.
+    /// `application/json` in any case, with or without parameters such as `; charset=utf-8` and
+    /// HTTP's optional whitespace around it. Compares bytes: it runs on every webhook request.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        var mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = mediaType.first, isSpace(first) { mediaType.removeFirst() }
+        while let last = mediaType.last, isSpace(last) { mediaType.removeLast() }
+        // ASCII letters differ from their capitals only in bit 0x20; "/" is compared as it is.
+        return mediaType.count == jsonMediaType.count
+            && zip(mediaType, jsonMediaType).allSatisfy { $0 == $1 || ($1 != UInt8(ascii: "/") && $0 | 0x20 == $1) }
     }
+
+    private static let jsonMediaType = Array("application/json".utf8)
 
     /// Runs a verification and counts its rejection, if any, by reason.
     func verify<Result>(source: EventSource, logger: Logger, _ body: () async throws(Rejection) -> Result) async throws(Rejection) -> Result {

@@ -23,10 +23,8 @@ public struct StripeEventEnvelope: Decodable, Sendable, Equatable {
     ///
     /// - Throws: ``Rejection`` `malformed` when it is not a v1 Stripe event.
     public static func decode(_ body: ByteBuffer) throws(Rejection) -> StripeEventEnvelope {
-        let envelope: StripeEventEnvelope
-        do {
-            envelope = try JSONDecoder().decode(StripeEventEnvelope.self, from: body)
-        } catch {
+        // The skim reads nearly every body Stripe sends; whatever it is unsure of, JSONDecoder decides.
+        guard let envelope = skimmed(body) ?? decodedByJSONDecoder(body) else {
             throw Rejection(.malformed, "the body is not a Stripe event (needs id, object, type, created)")
         }
         guard envelope.object == "event" else {
@@ -36,6 +34,18 @@ public struct StripeEventEnvelope: Decodable, Sendable, Equatable {
             throw Rejection(.malformed, "the event id or type is empty or too long")
         }
         return envelope
+    }
+
+    /// The envelope as the fast path (``StripeEnvelopeSkim``) reads it, or `nil` when it leaves the
+    /// body to `JSONDecoder`. Apart from ``decode(_:)``, for tests and the fuzz target that check
+    /// that both paths agree.
+    @_spi(Testing) public static func skimmed(_ body: ByteBuffer) -> StripeEventEnvelope? {
+        body.withUnsafeReadableBytes(StripeEnvelopeSkim.envelope(in:))
+    }
+
+    /// The envelope as `JSONDecoder` reads it, or `nil` when it cannot.
+    @_spi(Testing) public static func decodedByJSONDecoder(_ body: ByteBuffer) -> StripeEventEnvelope? {
+        try? JSONDecoder().decode(StripeEventEnvelope.self, from: body)
     }
 
     /// The queue row for this event.

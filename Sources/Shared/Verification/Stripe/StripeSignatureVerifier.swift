@@ -39,7 +39,10 @@ public struct StripeSignatureVerifier: Sendable {
             for key in keys {
                 var hmac = HMAC<SHA256>(key: key)
                 hmac.update(data: prefix)
-                hmac.update(data: Array(body))
+                // The body in place when it is contiguous (a ByteBuffer's view is), without a copy.
+                if body.withContiguousStorageIfAvailable({ hmac.update(data: UnsafeRawBufferPointer($0)) }) == nil {
+                    hmac.update(data: Array(body))
+                }
                 let expected = hmac.finalize()
                 // `==` on a MAC compares in constant time.
                 for signature in parsed.signatures where expected == signature {
