@@ -93,6 +93,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
         }
         let elapsed = started.duration(to: .now)
         let peakRSS = workers.compactMap { ProcessMemory.peakRSSMiB(pid: Int($0.processIdentifier)) }.max() ?? 0
+        let workerCPU = workers.compactMap { ProcessCPU.seconds(pid: Int($0.processIdentifier)) }.reduce(0, +)
         for worker in workers { worker.terminate(); worker.waitUntilExit() }
         let (drainedBytes, prunedBytes) = try await DatabaseSession.with(url, logger: logger) { client in
             let drained = try await Self.eventsTableBytes(client, logger: logger)
@@ -103,13 +104,16 @@ struct ApplyBenchmark: AsyncParsableCommand {
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("DROP DATABASE \(unescaped: name) WITH (FORCE)", logger: logger) }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = Double(done) / seconds
+        let cpuPerEvent = done > 0 ? workerCPU * 1e6 / Double(done) : 0
         func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
         print(String(
-            format: "  %@, %d process(es), batch %d, proofs %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB",
-            workload.rawValue, processes, batchSize, proof.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "  %@, %d process(es), batch %d, proofs %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB, worker CPU %.0f µs an event",
+            workload.rawValue, processes, batchSize, proof.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
+            cpuPerEvent))
         print(String(
-            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f",
-            workload.rawValue, processes, batchSize, proof.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS))
+            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f",
+            workload.rawValue, processes, batchSize, proof.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
+            cpuPerEvent))
     }
 
     /// Heap, indexes and TOAST of the events queue.

@@ -7,9 +7,9 @@ public import Foundation
 public enum AppleSignedPayloadDecoder {
     /// - Throws: ``Rejection`` `malformed` when the JWS or its payload cannot be read.
     public static func decode<Payload: AppleSignedPayload>(_ compact: String, as: Payload.Type) throws -> Payload {
-        let jws = try CompactJWS(compact)
+        let payload = try CompactJWS.payload(of: compact)
         do {
-            return try AppleJSON.decoder.decode(Payload.self, from: Data(jws.payload))
+            return try AppleJSON.decoder.decode(Payload.self, from: Data(payload))
         } catch {
             throw Rejection(.malformed, "the stored \(Payload.displayName) cannot be decoded")
         }

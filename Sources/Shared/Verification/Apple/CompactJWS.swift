@@ -21,14 +21,7 @@ struct CompactJWS {
 
     /// - Throws: ``Rejection`` `malformed` for anything that is not a three-part base64url JWS with a JSON header.
     init(_ compact: String) throws(Rejection) {
-        guard compact.utf8.count <= Self.maximumLength else {
-            throw Rejection(.malformed, "the JWS is longer than \(Self.maximumLength) bytes")
-        }
-        // Split the UTF-8 bytes: Character-wise splitting of a 10 KB string costs more than the signature check.
-        let parts = compact.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw Rejection(.malformed, "a JWS has three dot-separated parts")
-        }
+        let parts = try Self.parts(of: compact)
         guard let headerBytes = Base64URL.decode(utf8: parts[0]),
               let payload = Base64URL.decode(utf8: parts[1]),
               let signature = Base64URL.decode(utf8: parts[2])
@@ -43,5 +36,29 @@ struct CompactJWS {
         self.payload = payload
         self.signingInput = Array(compact.utf8[parts[0].startIndex..<parts[1].endIndex])
         self.signature = signature
+    }
+
+    /// The payload alone of a JWS that was verified before (a stored row the worker reads): the
+    /// header, with its kilobytes of certificate chain, and the signature are not decoded.
+    ///
+    /// - Throws: ``Rejection`` `malformed` as ``init(_:)`` does for the parts and the payload.
+    static func payload(of compact: String) throws(Rejection) -> [UInt8] {
+        guard let payload = Base64URL.decode(utf8: try parts(of: compact)[1]) else {
+            throw Rejection(.malformed, "a JWS part is not base64url")
+        }
+        return payload
+    }
+
+    /// The three parts' UTF-8 bytes, the first two not empty.
+    private static func parts(of compact: String) throws(Rejection) -> [Substring.UTF8View.SubSequence] {
+        guard compact.utf8.count <= maximumLength else {
+            throw Rejection(.malformed, "the JWS is longer than \(maximumLength) bytes")
+        }
+        // Split the UTF-8 bytes: Character-wise splitting of a 10 KB string costs more than the signature check.
+        let parts = compact.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw Rejection(.malformed, "a JWS has three dot-separated parts")
+        }
+        return parts
     }
 }
