@@ -10,7 +10,7 @@ import NIOHTTP1
 
 /// End-to-end latency of a running `ingest` + `worker`: signed Stripe purchases (one new user
 /// each) are offered at a steady rate (open loop: each is sent on schedule whether or not earlier
-/// ones were answered); for every `--sample-every`-th one, the time from its `2xx` until the
+/// ones were answered); for `--samples-per-second` of them, the time from its `2xx` until the
 /// user's entitlement is active through `GET /v1/iap/entitlements` (polled after 1 ms, then less
 /// often as the wait grows — at most every 10 % of the time waited — so slow reads do not pile up).
 /// `scripts/bench-e2e` runs it with the worker's LISTEN/NOTIFY on and off.
@@ -23,7 +23,10 @@ struct LatencyBenchmark: AsyncParsableCommand {
     @Option(help: "API key of the read API.") var apiKey = "bench_key_0123456789abcdef0123456789ab"
     @Option(help: "Events offered per second.") var rate: Double = 500
     @Option(help: "Seconds of load.") var seconds: Double = 20
-    @Option(help: "Measure visibility of every n-th event (the read API's polling adds load).") var sampleEvery = 10
+    @Option(help: """
+        Events a second whose visibility is measured, spread evenly (every rate/n-th event). The read \
+        API's polling is load of its own, so it does not grow with the rate measured.
+        """) var samplesPerSecond: Double = 10
     @Option(help: "A label for the RESULT line.") var label = "run"
 
     func run() async throws {
@@ -42,6 +45,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
         let samples = Samples()
         let interval = Duration.seconds(1 / rate)
         let start = ContinuousClock.now + .milliseconds(100)
+        let sampleEvery = max(1, Int((rate / samplesPerSecond).rounded()))
         await withDiscardingTaskGroup { group in
             for (index, event) in events.enumerated() {
                 let due = start + interval * index
