@@ -31,7 +31,7 @@ public struct TestDatabase: Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("sql")
 
-    /// Two databases are created and migrated at a time (see ``CreationLimiter``).
+    /// Two databases are created at a time (see ``CreationLimiter``).
     private static let creations = CreationLimiter(limit: 2)
 
     /// Creates a database, migrates it unless `migrate` is false, runs `body` with a running client, then drops it.
@@ -53,12 +53,10 @@ public struct TestDatabase: Sendable {
                     group.addTask { await client.run() }
                     defer { group.cancelAll() }
                     try await creations.run {
-                        try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
-                            try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
-                        }
-                        if migrate {
-                            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: migrationsDirectory))
-                        }
+                        let template = migrate
+                            ? try await template.name(on: server, migrations: try Migration.load(from: migrationsDirectory), logger: logger)
+                            : nil
+                        try await create(name, from: template, on: server)
                     }
                     return try await body(TestDatabase(url: url, client: client))
                 }
@@ -69,6 +67,29 @@ public struct TestDatabase: Sendable {
         }
         try? await drop(name, on: server)
         return result
+    }
+
+    /// The migrations, applied once (``MigratedTemplate``) and copied into each database.
+    private static let template = MigratedTemplate()
+
+    /// Creates `name`, a copy of `template` when one is given. A copy is refused while anyone is
+    /// connected to the template (the migration's own connections close just after it ends), so
+    /// it is tried again a few times.
+    private static func create(_ name: String, from template: String?, on server: DatabaseURL) async throws {
+        for attempt in 1... {
+            do {
+                try await DatabaseSession.with(server, maximumConnections: 1, logger: logger) { admin in
+                    if let template {
+                        try await admin.query("CREATE DATABASE \(unescaped: name) TEMPLATE \(unescaped: template)", logger: logger)
+                    } else {
+                        try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+                    }
+                }
+                return
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
+                try await Task.sleep(for: .milliseconds(100))  // object_in_use: the template still has a connection
+            }
+        }
     }
 
     private static func drop(_ name: String, on server: DatabaseURL) async throws {
