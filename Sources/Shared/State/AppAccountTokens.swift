@@ -137,6 +137,7 @@ extension StateStore {
     /// one by one, under their locks, so that each move is announced).
     public func reassignTransactionsAndLinks(of userID: String, to newUserID: String) async throws {
         prefetched?.forgetAllTransactionsAndLinks()
+        try await flushPendingWrites()
         try await connection.query(
             "UPDATE transactions SET user_id = \(newUserID), updated_at = now() WHERE user_id = \(userID)", logger: logger)
         try await connection.query(

@@ -7,6 +7,7 @@ extension StateStore {
     /// The links of `keys` (of any kinds and scopes) that exist, in the order asked; one statement.
     func links(_ keys: [PrefetchedRows.LinkKey]) async throws -> [ProviderLink] {
         guard !keys.isEmpty else { return [] }
+        try await flushPendingWrites()
         let rows = try await connection.query(
             """
             SELECT l.kind, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account, l.scope

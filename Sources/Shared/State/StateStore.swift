@@ -11,11 +11,23 @@ public struct StateStore: Sendable {
     /// Rows a batch loaded ahead (``PrefetchedRows``): reads find them in memory, writes keep
     /// what they saved and forget what they changed in bulk.
     public let prefetched: PrefetchedRows?
+    /// Writes held back to be sent together (``PendingWrites``), sent first by any statement that
+    /// could see them.
+    public let pendingWrites: (any PendingWrites)?
 
-    public init(connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows? = nil) {
+    public init(
+        connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows? = nil, pendingWrites: (any PendingWrites)? = nil
+    ) {
         self.connection = connection
         self.logger = logger
         self.prefetched = prefetched
+        self.pendingWrites = pendingWrites
+    }
+
+    /// Sends the ``pendingWrites``, before a statement that reads or writes provider links or
+    /// event records.
+    func flushPendingWrites() async throws {
+        try await pendingWrites?.flush()
     }
 
     /// Serialises every transaction that works on `key` until this one commits or rolls back.
@@ -168,6 +180,7 @@ public struct StateStore: Sendable {
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
         guard let rows = try linksToSave(links) else { return }
+        try await flushPendingWrites()
         // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
         let result = try await connection.query("SELECT sluice_save_links(\(rows)::jsonb)", logger: logger)
@@ -207,6 +220,7 @@ public struct StateStore: Sendable {
     @discardableResult
     public func removeLinks(ofAccount account: String) async throws -> Int {
         prefetched?.forgetAllLinks()
+        try await flushPendingWrites()
         var count = 0
         for try await _ in try await connection.query(
             "DELETE FROM provider_links WHERE account = \(account) RETURNING kind", logger: logger
@@ -220,6 +234,7 @@ public struct StateStore: Sendable {
 
     /// Records what became of an event; a second record of the same event is ignored.
     public func record(eventID: Int64, entityKey: String?, outcome: EventOutcome, detail: String? = nil) async throws {
+        try await flushPendingWrites()
         try await connection.query(
             """
             INSERT INTO applied_events (event_id, entity_key, outcome, detail)

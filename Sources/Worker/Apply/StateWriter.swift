@@ -46,10 +46,16 @@ enum StateWriter {
             try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
             return applied
         }
-        // The links, the record, the events and their deliveries, and the raw notification's: one statement.
-        applied.deliveries = try await announcer.writer.write(
+        // The links, the record, the events and their deliveries, and the raw notification's: one
+        // statement, or a part of the batch's one (AppliedWritesBuffer), whose counts come after.
+        let call = try announcer.writer.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
-            rawNotification: announcer.rawNotification, links: try store.linksToSave(links), on: store.connection)
+            rawNotification: announcer.rawNotification, links: try store.linksToSave(links))
+        if let call, let buffer = store.pendingWrites as? AppliedWritesBuffer {
+            buffer.add(call, for: eventID)
+        } else if let call {
+            applied.deliveries = try await announcer.writer.send(call, on: store.connection)
+        }
         applied.announced = events.map(\.type)
         return applied
     }

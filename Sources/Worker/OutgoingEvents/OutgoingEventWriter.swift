@@ -31,34 +31,129 @@ struct OutgoingEventWriter: Sendable {
         var environment: PurchaseEnvironment
     }
 
+    /// The arguments of one `sluice_write_applied` call: what applying one event writes.
+    struct Call: Sendable {
+        var events: [OutgoingEvent]
+        /// Each event's body after its `sequence` (``OutgoingEvent/renderedTail()``).
+        var tails: [String]
+        var record: Record?
+        var rawNotification: RawNotification?
+        /// `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
+        var links: String?
+    }
+
     /// - Parameters:
     ///   - events: the events to store; all share `causeEventID`.
     ///   - record: how the applied event is recorded, if one was applied.
     ///   - rawNotification: the notification to forward as it is, if any.
     ///   - links: `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
+    /// - Returns: the call, or `nil` when there is nothing to write.
+    func call(
+        _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil
+    ) throws -> Call? {
+        guard !events.isEmpty || record != nil || rawNotification != nil || links != nil else { return nil }
+        let tails = try events.map { String(decoding: try $0.renderedTail(), as: UTF8.self) }
+        return Call(events: events, tails: tails, record: record, rawNotification: rawNotification, links: links)
+    }
+
+    /// Writes at once what ``call(_:record:rawNotification:links:)`` describes.
+    ///
     /// - Returns: how many deliveries were made.
     @discardableResult
     func write(
         _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil,
         on connection: PostgresConnection
     ) async throws -> Int {
-        guard !events.isEmpty || record != nil || rawNotification != nil || links != nil else { return 0 }
-        let tails = try events.map { String(decoding: try $0.renderedTail(), as: UTF8.self) }
-        let causeEventID = events.first?.causeEventID
-        let occurredAt = events.first?.occurredAt ?? Date()
+        guard let call = try call(events, record: record, rawNotification: rawNotification, links: links) else { return 0 }
+        return try await send(call, on: connection)
+    }
+
+    /// Sends one call.
+    ///
+    /// - Returns: how many deliveries were made.
+    func send(_ call: Call, on connection: PostgresConnection) async throws -> Int {
+        let p = CallArguments(call)  // the parameters, named as the function names them
         // sql/0016_write_applied_function.sql: the function keeps its statements' plans per connection.
         let rows = try await connection.query(
             """
             SELECT sluice_write_applied(
-                \(record?.eventID)::bigint, \(record?.entityKey)::text, \(record?.outcome.rawValue)::text, \(record?.detail)::text,
-                \(events.map(\.messageID))::text[], \(events.map(\.type.rawValue))::text[], \(events.map(\.entityKey))::text[],
-                \(events.map(\.orderingKey))::text[], \(events.map(\.provider))::text[], \(events.map(\.environment.rawValue))::text[],
-                \(events.map { $0.userID ?? "" })::text[], \(tails)::text[],
-                \(causeEventID)::bigint, \(occurredAt)::timestamptz,
-                \(rawNotification?.eventID)::bigint, \(rawNotification?.environment.rawValue)::text, \(links)::jsonb)
+                \(p.record_event_id)::bigint, \(p.record_entity_key)::text, \(p.record_outcome)::text, \(p.record_detail)::text,
+                \(p.message_ids)::text[], \(p.types)::text[], \(p.entity_keys)::text[], \(p.ordering_keys)::text[],
+                \(p.providers)::text[], \(p.environments)::text[], \(p.user_ids)::text[], \(p.tails)::text[],
+                \(p.cause_event_id)::bigint, \(call.occurredAt)::timestamptz,
+                \(p.raw_event_id)::bigint, \(p.raw_environment)::text, \(p.links)::jsonb)
             """, logger: logger)
         var deliveries = 0
         for try await count in rows.decode(Int64.self) { deliveries = Int(count) }
         return deliveries
+    }
+
+    /// Sends many calls in one statement (`sluice_write_applied_batch`, sql/0022), each made as
+    /// ``send(_:on:)`` would make it, in order.
+    ///
+    /// - Returns: each call's count of deliveries, in order.
+    func send(_ calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
+        guard !calls.isEmpty else { return [] }
+        let argument = String(decoding: try JSONEncoder().encode(calls.map(CallArguments.init)), as: UTF8.self)
+        let rows = try await connection.query("SELECT sluice_write_applied_batch(\(argument)::jsonb)", logger: logger)
+        var counts: [Int] = []
+        for try await row in rows.decode([Int64].self) { counts = row.map(Int.init) }
+        guard counts.count == calls.count else {
+            throw StateStoreError(reason: "sluice_write_applied_batch answered \(counts.count) counts for \(calls.count) calls")
+        }
+        return counts
+    }
+}
+
+extension OutgoingEventWriter.Call {
+    /// The applied event the outgoing events are about.
+    var causeEventID: Int64? { events.first?.causeEventID }
+    /// When they happened: stored as `created_at`.
+    var occurredAt: Date { events.first?.occurredAt ?? Date() }
+}
+
+/// One call's parameters, as `sluice_write_applied` takes them (``OutgoingEventWriter/send(_:on:)-(Call,_)``)
+/// and as `sluice_write_applied_batch` reads them by name; there the time is in microseconds since
+/// 2000-01-01 (PostgreSQL's own count, as a bind parameter sends it: the same instant to the microsecond).
+private struct CallArguments: Encodable {
+    var record_event_id: Int64?
+    var record_entity_key: String?
+    var record_outcome: String?
+    var record_detail: String?
+    var message_ids: [String]
+    var types: [String]
+    var entity_keys: [String]
+    var ordering_keys: [String]
+    var providers: [String]
+    var environments: [String]
+    var user_ids: [String]
+    var tails: [String]
+    var cause_event_id: Int64?
+    var occurred_at_us: Int64
+    var raw_event_id: Int64?
+    var raw_environment: String?
+    var links: String?
+
+    /// 2000-01-01T00:00:00Z, where PostgreSQL counts its timestamps from.
+    static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
+
+    init(_ call: OutgoingEventWriter.Call) {
+        record_event_id = call.record?.eventID
+        record_entity_key = call.record?.entityKey
+        record_outcome = call.record?.outcome.rawValue
+        record_detail = call.record?.detail
+        message_ids = call.events.map(\.messageID)
+        types = call.events.map(\.type.rawValue)
+        entity_keys = call.events.map(\.entityKey)
+        ordering_keys = call.events.map(\.orderingKey)
+        providers = call.events.map(\.provider)
+        environments = call.events.map(\.environment.rawValue)
+        user_ids = call.events.map { $0.userID ?? "" }
+        tails = call.tails
+        cause_event_id = call.causeEventID
+        occurred_at_us = Int64(call.occurredAt.timeIntervalSince(Self.postgresEpoch) * 1_000_000)
+        raw_event_id = call.rawNotification?.eventID
+        raw_environment = call.rawNotification?.environment.rawValue
+        links = call.links
     }
 }

@@ -86,7 +86,8 @@ extension WorkerPool {
     struct JobNeedsItsOwnSavepoint: Error {}
 
     /// Inside the batch's transaction: what the jobs will read loaded together, the jobs (each in
-    /// a savepoint, `inSavepoints`), then the applied ones completed.
+    /// a savepoint, `inSavepoints`; else with their records and announcements sent together at the
+    /// end, ``AppliedWritesBuffer``), then the applied ones completed.
     private func apply(
         _ batch: [(ClaimedJob, any BatchableJobHandler)], on connection: PostgresConnection, inSavepoints: Bool
     ) async throws -> [BatchOutcome] {
@@ -94,13 +95,23 @@ extension WorkerPool {
         outcomes.reserveCapacity(batch.count)
         try await connection.query("SELECT set_config('lock_timeout', \(Self.batchLockTimeout), true)", logger: logger)
         let prefetched = PrefetchedRows()
-        let store = StateStore(connection: connection, logger: logger, prefetched: prefetched)
+        // Without savepoints, the events' records and announcements are sent together at the end.
+        let buffer = inSavepoints ? nil : AppliedWritesBuffer(connection: connection, logger: logger)
+        let store = StateStore(connection: connection, logger: logger, prefetched: prefetched, pendingWrites: buffer)
         try await Self.prefetch(batch, into: store)
-        for (job, handler) in batch where !inSavepoints {
+        if let buffer {
             do {
-                outcomes.append(.applied(job, handler, try await handler.applyAnnouncing(job, in: store)))
+                for (job, handler) in batch {
+                    outcomes.append(.applied(job, handler, try await handler.applyAnnouncing(job, in: store)))
+                }
+                try await buffer.flush()
             } catch {
                 throw JobNeedsItsOwnSavepoint()
+            }
+            outcomes = outcomes.map { outcome in
+                guard case .applied(let job, let handler, var applied) = outcome else { return outcome }
+                applied.deliveries += buffer.deliveries(of: job.id)
+                return .applied(job, handler, applied)
             }
         }
         for (job, handler) in batch where inSavepoints {

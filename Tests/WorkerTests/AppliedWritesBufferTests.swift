@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Worker
+
+/// A batch's records and announcements held back and sent in one statement
+/// (`sluice_write_applied_batch`, sql/0022): the same rows, in the same order, as one call each.
+@Suite(.timeLimit(.minutes(3)))
+struct AppliedWritesBufferTests {
+    /// A link another event of the batch saved, looked up without having been loaded ahead: the
+    /// held writes are sent before the lookup, so it finds the link as if written at once.
+    @Test func aLookupAfterHeldWritesSeesTheirLinks() async throws {
+        try await TestDatabase.with { db in
+            try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                let buffer = AppliedWritesBuffer(connection: connection, logger: TestDatabase.logger)
+                let store = StateStore(connection: connection, logger: TestDatabase.logger, prefetched: PrefetchedRows(), pendingWrites: buffer)
+                let link = ProviderLink(.stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held")
+                let writer = OutgoingEventWriter(logger: TestDatabase.logger)
+                let call = try #require(try writer.call(
+                    [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: try store.linksToSave([link])))
+                buffer.add(call, for: 41)
+                #expect(try await db.scalar("SELECT count(*) FROM applied_events") == 0, "held, not sent")
+                let found = try await store.link(.stripePaymentIntent, "pi_held")
+                #expect(found?.userID == "user_held", "sent before the lookup")
+                let recorded = try await connection.query("SELECT count(*) FROM applied_events WHERE event_id = 41", logger: TestDatabase.logger)
+                for try await count in recorded.decode(Int64.self) { #expect(count == 1) }
+                try await buffer.flush()
+                #expect(buffer.deliveries(of: 41) == 0)
+            }
+        }
+    }
+
+    /// A batch with an endpoint: every announcement has its delivery, each entitlement's
+    /// announcements are numbered in the order its events were applied, and one by one gives the
+    /// same announcements.
+    @Test(arguments: [1, 16])
+    func aBatchsAnnouncementsAreNumberedInApplyOrderWithTheirDeliveries(size: Int) async throws {
+        try await SystemHarness.run { system in
+            _ = try await OutgoingEventsTests.addEndpoint(system, url: "http://127.0.0.1:9/never")
+            try await BatchApplyTests.traffic(system)
+            if size == 1 { try await system.drain() } else { try await system.drainInBatches(size: size) }
+            let announced = try await system.db.strings("SELECT type || ' ' || entity_key FROM outgoing_events ORDER BY sequence")
+            #expect(announced.filter { $0.hasPrefix("entitlement.") }.count == 10, "\(announced)")
+            let count = Int64(announced.count)
+            #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE outgoing_event_id IS NOT NULL") == count)
+            #expect(try await system.db.scalar("""
+                SELECT count(*) FROM outgoing_events o JOIN deliveries d ON d.outgoing_event_id = o.id
+                WHERE d.sequence = o.sequence AND d.external_id = o.message_id
+                """) == count)
+            // Per entitlement: the grant before the renewal (Apple), the grant before the refund (Stripe).
+            for index in 0..<4 {
+                let key = "apple:sandbox:77\(index)001"
+                let types = announced.filter { $0.hasSuffix(" \(key)") && $0.hasPrefix("entitlement.") }.map { $0.split(separator: " ")[0] }
+                #expect(types == ["entitlement.granted", "entitlement.renewed"], "\(key): \(types)")
+            }
+            #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 10)
+        }
+    }
+}
