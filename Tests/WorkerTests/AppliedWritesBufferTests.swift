@@ -10,24 +10,60 @@ import TestSupport
 /// (`sluice_write_applied_batch`, sql/0022): the same rows, in the same order, as one call each.
 @Suite(.timeLimit(.minutes(3)))
 struct AppliedWritesBufferTests {
-    /// A link another event of the batch saved, looked up without having been loaded ahead: the
-    /// held writes are sent before the lookup, so it finds the link as if written at once.
-    @Test func aLookupAfterHeldWritesSeesTheirLinks() async throws {
+    /// What a statement after a held write does, and what the database holds once everything is
+    /// sent: each reads or writes what the held write touches, so it must send it first.
+    enum FollowingStatement: String, CaseIterable, CustomTestStringConvertible {
+        /// A link lookup not loaded ahead finds the held link.
+        case linkLookup
+        /// A newer save of the same link wins over the held, older one.
+        case linkSave
+        /// A registration moves the held link to the registered user.
+        case reassignment
+        /// A Connect deauthorization removes the held link of its account.
+        case accountRemoval
+        /// A second record of the event keeps the first, the held one.
+        case record
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(arguments: FollowingStatement.allCases)
+    func aStatementAfterHeldWritesSeesThem(_ statement: FollowingStatement) async throws {
         try await TestDatabase.with { db in
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
                 let buffer = AppliedWritesBuffer(connection: connection, logger: TestDatabase.logger)
                 let store = StateStore(connection: connection, logger: TestDatabase.logger, prefetched: PrefetchedRows(), pendingWrites: buffer)
-                let link = ProviderLink(.stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held")
-                let writer = OutgoingEventWriter(logger: TestDatabase.logger)
-                let call = try #require(try writer.call(
+                let link = ProviderLink(
+                    .stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held", account: "acct_held")
+                let call = try #require(try OutgoingEventWriter(logger: TestDatabase.logger).call(
                     [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: try store.linksToSave([link])))
                 buffer.add(call, for: 41)
                 #expect(try await db.scalar("SELECT count(*) FROM applied_events") == 0, "held, not sent")
-                let found = try await store.link(.stripePaymentIntent, "pi_held")
-                #expect(found?.userID == "user_held", "sent before the lookup")
-                let recorded = try await connection.query("SELECT count(*) FROM applied_events WHERE event_id = 41", logger: TestDatabase.logger)
-                for try await count in recorded.decode(Int64.self) { #expect(count == 1) }
+                func text(_ query: PostgresQuery) async throws -> String? {
+                    for try await value in try await connection.query(query, logger: TestDatabase.logger).decode(String?.self) { return value }
+                    return nil
+                }
+                switch statement {
+                case .linkLookup:
+                    #expect(try await store.link(.stripePaymentIntent, "pi_held")?.userID == "user_held")
+                case .linkSave:
+                    try await store.save([ProviderLink(.stripePaymentIntent, "pi_held", userID: "user_newer")])
+                case .reassignment:
+                    try await store.reassignTransactionsAndLinks(of: "user_held", to: "user_registered")
+                case .accountRemoval:
+                    #expect(try await store.removeLinks(ofAccount: "acct_held") == 1)
+                case .record:
+                    try await store.record(eventID: 41, entityKey: nil, outcome: .stale)
+                }
                 try await buffer.flush()
+                let user = try await text("SELECT user_id FROM provider_links WHERE external_id = 'pi_held'")
+                switch statement {
+                case .linkLookup, .record: #expect(user == "user_held")
+                case .linkSave: #expect(user == "user_newer")
+                case .reassignment: #expect(user == "user_registered")
+                case .accountRemoval: #expect(user == nil, "removed, not written again after")
+                }
+                #expect(try await text("SELECT outcome FROM applied_events WHERE event_id = 41") == "applied")
                 #expect(buffer.deliveries(of: 41) == 0)
             }
         }
