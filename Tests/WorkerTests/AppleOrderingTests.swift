@@ -112,14 +112,20 @@ struct AppleOrderingTests {
             let queue = JobQueue(client: system.db.client, name: .events, configuration: .init(leaseSeconds: 0.5), logger: TestDatabase.logger)
             let stalled = try #require(try await queue.dequeue(limit: 1, owner: "stalled").first)
             let handler = AppleEventHandler(logger: TestDatabase.logger)
-            // The stalled worker applies inside its transaction, then waits past its lease …
+            // The stalled worker applies inside its transaction, then waits past its lease until
+            // another worker holds the job (on a loaded machine a fixed pause may end too soon) …
+            let takenOver = AsyncStream<Void>.makeStream()
             let stalledAttempt = Task {
-                try await handler.handle(stalled, completion: StallingCompletion.make(stalled, queue: queue))
+                try await handler.handle(stalled, completion: JobCompletion(
+                    job: stalled, queue: queue, logger: TestDatabase.logger, beforeComplete: { for await _ in takenOver.stream {} }))
             }
-            try await Task.sleep(for: .milliseconds(800))
-            try await queue.rescueExpiredLeases()
-            // … another worker takes the job over and applies it.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await queue.rescueExpiredLeases() == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            // … another worker takes the job over and applies it; the stalled one then tries to complete.
             let fresh = try #require(try await queue.dequeue(limit: 1, owner: "fresh").first)
+            takenOver.continuation.finish()
             await system.pool.execute(fresh)
             await #expect(throws: (any Error).self) { try await stalledAttempt.value }
             #expect(try await system.db.scalar("SELECT count(*) FROM transactions") == 1)
@@ -149,13 +155,6 @@ struct AppleOrderingTests {
     }
 
     struct Crash: Error {}
-
-    /// A completion that holds its transaction open past the lease before completing.
-    enum StallingCompletion {
-        static func make(_ job: ClaimedJob, queue: JobQueue) -> JobCompletion {
-            JobCompletion(job: job, queue: queue, logger: TestDatabase.logger, beforeComplete: { try await Task.sleep(for: .milliseconds(1_500)) })
-        }
-    }
 
     // MARK: A subscription's history
 
