@@ -25,8 +25,11 @@ pg_free_port() {
 }
 
 # Runs a PostgreSQL command as the postgres user when we are root (PostgreSQL refuses root).
+# Run from / when switching users: the caller's directory (a clone under /root, say) may be
+# closed to postgres, and its tools then complain that they cannot enter it. Paths given to
+# pg_as_owner must therefore be absolute.
 pg_as_owner() {
-    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+    if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 # pg_tls DIR: a test CA and a server certificate for the host name localhost only (so that

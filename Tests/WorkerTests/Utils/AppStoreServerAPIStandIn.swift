@@ -76,9 +76,13 @@ final class AppStoreServerAPIStandIn: Sendable {
     func setStatus(_ status: Status, originalTransactionID: String) { state.withLock { $0.statuses[originalTransactionID] = status } }
     func misbehave(_ rule: @escaping @Sendable (Int, Request) -> Misbehaviour?) { state.withLock { $0.misbehave = rule } }
 
+    /// Where ``privateKeyFile()`` writes: removed when ``with(bundleIDs:_:)`` returns.
+    private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-standin-\(UUID().uuidString)")
+
     /// The `.p8` file a worker reads: the key as PKCS#8 PEM.
     func privateKeyFile() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("standin-\(UUID().uuidString).p8").path
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("AuthKey_\(Self.keyID).p8").path
         try key.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -95,6 +99,7 @@ final class AppStoreServerAPIStandIn: Sendable {
         bundleIDs: Set<String>, _ body: @Sendable @escaping (AppStoreServerAPIStandIn) async throws -> Result
     ) async throws -> Result {
         let standIn = AppStoreServerAPIStandIn(bundleIDs: bundleIDs)
+        defer { try? FileManager.default.removeItem(at: standIn.directory) }
         let router = Router()
         for (prefix, environment) in [("", PurchaseEnvironment.production), ("/sandbox", .sandbox)] {
             router.post(RouterPath(prefix + "/inApps/v1/notifications/history")) { request, _ in
