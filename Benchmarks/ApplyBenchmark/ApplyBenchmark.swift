@@ -28,6 +28,8 @@ struct ApplyBenchmark: AsyncParsableCommand {
     @Option(help: "The worker binary.") var worker = ".build-release/release/worker"
     @Option(parsing: .upToNextOption, help: "WORKER_BATCH_SIZE values to measure, each on a fresh backlog (1: a transaction per event, the baseline).")
     var batchSizes = [1, 16]
+    @Option(help: "The migrations to set the database up with (default: this checkout's sql/), to compare two versions of its functions.")
+    var sql: String?
     @Option(parsing: .upToNextOption, help: "EVENT_SIGNING_KEY off and/or on, each on a fresh backlog (on: rows proven, the worker checks each).")
     var proofs = [Proofs.off]
 
@@ -67,7 +69,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
         let filledBytes = try await DatabaseSession.with(url, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: Self.sqlDirectory()))
+            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: sql.map { URL(fileURLWithPath: $0) } ?? Self.sqlDirectory()))
             let store = EventStore(client: client, proof: proof == .on ? try EventProof(secret: Self.proofKey) : nil, logger: logger)
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
