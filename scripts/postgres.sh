@@ -20,8 +20,25 @@ pg_ensure_installed() {
     fi
 }
 
+# A port free to listen on, from below the kernel's ephemeral range (ip_local_port_range): a port
+# the kernel hands out for bind(0) may be given to any outgoing connection before the process it
+# was chosen for listens on it (scripts/chaos once lost its sink port to a client that way).
 pg_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randint(max(1024, low - 12000), low - 1)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below the ephemeral range")
+PY
 }
 
 # Runs a PostgreSQL command as the postgres user when we are root (PostgreSQL refuses root).

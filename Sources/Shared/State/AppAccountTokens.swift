@@ -124,6 +124,7 @@ extension StateStore {
 
     /// The keys of `userID`'s entitlements, sorted: the order their locks are taken in.
     public func entitlementKeys(ofUser userID: String) async throws -> [String] {
+        try await flushPendingWrites()
         var keys: [String] = []
         for try await key in try await connection.query(
             "SELECT entity_key FROM entitlements WHERE user_id = \(userID) ORDER BY entity_key", logger: logger

@@ -6,10 +6,11 @@ import Synchronization
 /// that each event's handler finds its links, locks and rows in memory instead of asking the
 /// database for each (``StateStore`` consults it when it has one).
 ///
-/// The database stays the truth: writes still go to it one event at a time, and each row written
-/// is kept as the database now holds it (timestamps rounded to its microseconds), so a later event
-/// of the batch finds it in memory; the upsert holds the row's lock until the transaction ends, so
-/// nobody else changes it meanwhile. A link already stored with every value is not written at all.
+/// Each row written is kept as the database holds it once written (timestamps rounded to its
+/// microseconds), with its id, so a later event of the batch finds it in memory. Rows are loaded
+/// `FOR UPDATE` under the batch's advisory locks, so nobody else changes them until the batch
+/// ends; that is what lets a ``StateStore`` with ``PendingWrites`` hold a known row's save and
+/// answer it from here (``HeldStateWrite``). A link already stored with every value is not written at all.
 /// Nothing read on a miss is added. When a savepoint is rolled back, PostgreSQL releases the
 /// advisory locks taken inside it and undoes its writes: all of those are forgotten here too.
 public final class PrefetchedRows: Sendable {
@@ -82,6 +83,10 @@ public final class PrefetchedRows: Sendable {
         var links: [LinkKey: ProviderLink?] = [:]
         /// The user of each token whose lock is held shared; `nil` for a token nobody registered.
         var tokenUsers: [UUID: String?] = [:]
+        /// The row ids of entitlements and transactions known to be stored (loaded or saved), for
+        /// a save held back (``HeldStateWrite``) to name the row it updates.
+        var entitlementIDs: [String: UUID] = [:]
+        var transactionIDs: [TransactionKey: UUID] = [:]
         /// Each job's decoded payload, by queue row id.
         var payloads: [Int64: any Sendable] = [:]
     }
@@ -100,19 +105,23 @@ public final class PrefetchedRows: Sendable {
         }
     }
 
-    public func loaded(entitlements keys: some Sequence<String>, found: [EntitlementState]) {
+    /// `ids`: the row id of each of `found`, by entity key.
+    public func loaded(entitlements keys: some Sequence<String>, found: [EntitlementState], ids: [String: UUID] = [:]) {
         contents.withLock { contents in
             for key in keys { contents.entitlements[key] = .some(nil) }
             for row in found { contents.entitlements[row.entityKey] = row }
+            contents.entitlementIDs.merge(ids) { _, loaded in loaded }
         }
     }
 
-    public func loaded(transactions keys: some Sequence<TransactionKey>, found: [TransactionState]) {
+    /// `ids`: the row id of each of `found`, by key.
+    public func loaded(transactions keys: some Sequence<TransactionKey>, found: [TransactionState], ids: [TransactionKey: UUID] = [:]) {
         contents.withLock { contents in
             for key in keys { contents.transactions[key] = .some(nil) }
             for row in found {
                 contents.transactions[TransactionKey(row.source, row.providerTransactionID, environment: row.environment)] = row
             }
+            contents.transactionIDs.merge(ids) { _, loaded in loaded }
         }
     }
 
@@ -140,6 +149,27 @@ public final class PrefetchedRows: Sendable {
 
     public func transaction(_ key: TransactionKey) -> Lookup<TransactionState> {
         contents.withLock { $0.transactions[key].map(Lookup.cached) ?? .unknown }
+    }
+
+    /// The entitlement's row as known here, with its id: `.cached(nil)` when known to be absent.
+    /// A row known without its id (saved by a caller that did not give it) is `.unknown`.
+    public func entitlementRow(_ key: String) -> Lookup<(id: UUID, state: EntitlementState)> {
+        contents.withLock { contents in
+            guard let known = contents.entitlements[key] else { return .unknown }
+            guard let state = known else { return .cached(nil) }
+            guard let id = contents.entitlementIDs[key] else { return .unknown }
+            return .cached((id, state))
+        }
+    }
+
+    /// The transaction's row as known here, with its id, as ``entitlementRow(_:)``.
+    public func transactionRow(_ key: TransactionKey) -> Lookup<(id: UUID, state: TransactionState)> {
+        contents.withLock { contents in
+            guard let known = contents.transactions[key] else { return .unknown }
+            guard let state = known else { return .cached(nil) }
+            guard let id = contents.transactionIDs[key] else { return .unknown }
+            return .cached((id, state))
+        }
     }
 
     public func appAccountTokenUser(_ token: UUID) -> Lookup<String> {
@@ -173,14 +203,22 @@ public final class PrefetchedRows: Sendable {
         }
     }
 
-    /// `row` was saved: a later read finds it as the database would return it (``EntitlementState/asStored``).
-    public func saved(_ row: EntitlementState) {
-        contents.withLock { $0.entitlements[row.entityKey] = row.asStored }
+    /// `row` was saved (or its save held) as row `id`: a later read finds it as the database
+    /// would return it (``EntitlementState/asStored``).
+    public func saved(_ row: EntitlementState, id: UUID? = nil) {
+        contents.withLock { contents in
+            contents.entitlements[row.entityKey] = row.asStored
+            contents.entitlementIDs[row.entityKey] = id
+        }
     }
 
-    /// `row` was saved: a later read finds it as the database would return it.
-    public func saved(_ row: TransactionState) {
-        contents.withLock { $0.transactions[TransactionKey(row.source, row.providerTransactionID, environment: row.environment)] = row.asStored }
+    /// `row` was saved (or its save held) as row `id`: a later read finds it as the database would return it.
+    public func saved(_ row: TransactionState, id: UUID? = nil) {
+        let key = TransactionKey(row.source, row.providerTransactionID, environment: row.environment)
+        contents.withLock { contents in
+            contents.transactions[key] = row.asStored
+            contents.transactionIDs[key] = id
+        }
     }
 
     /// Forgets every transaction of an entitlement (their user was assigned in one statement).

@@ -74,16 +74,6 @@ extension TransactionState {
     }
 }
 
-extension Date {
-    /// The `timestamptz` PostgresNIO writes for this date (whole microseconds since 2000-01-01,
-    /// truncated), as PostgresNIO decodes it: the same arithmetic, so the same `Date`.
-    var asStoredInPostgres: Date {
-        let start = Date(timeIntervalSince1970: 946_684_800)
-        let microseconds = Int64(timeIntervalSince(start) * 1_000_000)
-        return Date(timeInterval: Double(microseconds) / 1_000_000, since: start)
-    }
-}
-
 /// The columns of `transactions` that ``TransactionState`` holds, and how a row becomes one.
 enum TransactionColumns {
     static let list = """

@@ -59,34 +59,42 @@ extension StateStore {
     /// statements. The caller holds the advisory locks of `plan`'s keys.
     public func prefetch(_ plan: PrefetchedRows.Plan) async throws {
         guard let prefetched else { return }
+        try await flushPendingWrites()
         if !plan.entitlementKeys.isEmpty {
             let keys = plan.entitlementKeys.sorted()
             var found: [EntitlementState] = []
+            var ids: [String: UUID] = [:]
             for try await row in try await connection.query(
                 """
-                SELECT \(unescaped: EntitlementColumns.list) FROM entitlements
+                SELECT id AS row_id, \(unescaped: EntitlementColumns.list) FROM entitlements
                 WHERE entity_key = ANY(\(keys)::text[]) ORDER BY entity_key FOR UPDATE
                 """, logger: logger)
             {
-                found.append(try EntitlementColumns.decode(row))
+                let state = try EntitlementColumns.decode(row)
+                found.append(state)
+                ids[state.entityKey] = try row.makeRandomAccess()["row_id"].decode(UUID.self)
             }
-            prefetched.loaded(entitlements: keys, found: found)
+            prefetched.loaded(entitlements: keys, found: found, ids: ids)
         }
         if !plan.transactionKeys.isEmpty {
             let keys = Array(plan.transactionKeys)
             var found: [TransactionState] = []
+            var ids: [PrefetchedRows.TransactionKey: UUID] = [:]
             for try await row in try await connection.query(
                 """
-                SELECT \(unescaped: TransactionColumns.list) FROM transactions
+                SELECT id AS row_id, \(unescaped: TransactionColumns.list) FROM transactions
                 WHERE (source, environment, provider_transaction_id) IN (
                     SELECT * FROM unnest(\(keys.map(\.source.rawValue))::text[], \(keys.map(\.environment.rawValue))::text[],
                         \(keys.map(\.providerID))::text[]))
                 ORDER BY source, environment, provider_transaction_id FOR UPDATE
                 """, logger: logger)
             {
-                found.append(try TransactionColumns.decode(row))
+                let state = try TransactionColumns.decode(row)
+                found.append(state)
+                ids[.init(state.source, state.providerTransactionID, environment: state.environment)] =
+                    try row.makeRandomAccess()["row_id"].decode(UUID.self)
             }
-            prefetched.loaded(transactions: keys, found: found)
+            prefetched.loaded(transactions: keys, found: found, ids: ids)
         }
         try await prefetch(appAccountTokens: plan.appAccountTokens, into: prefetched)
     }

@@ -24,8 +24,8 @@ public struct StateStore: Sendable {
         self.pendingWrites = pendingWrites
     }
 
-    /// Sends the ``pendingWrites``, before a statement that reads or writes provider links or
-    /// event records.
+    /// Sends the ``pendingWrites``, before a statement that reads or writes provider links, event
+    /// records, entitlements or transactions (``PendingWrites``).
     func flushPendingWrites() async throws {
         try await pendingWrites?.flush()
     }
@@ -55,6 +55,7 @@ public struct StateStore: Sendable {
 
     public func entitlement(_ key: String) async throws -> EntitlementState? {
         if case let .cached(row) = prefetched?.entitlement(key) { return row }
+        try await flushPendingWrites()
         let rows = try await connection.query(
             "SELECT \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key) FOR UPDATE", logger: logger)
         for try await row in rows { return try EntitlementColumns.decode(row) }
@@ -75,8 +76,18 @@ public struct StateStore: Sendable {
     ///
     /// - Parameter announcedActive: the `is_active` that the caller announces with this save (the
     ///   clock sweep announces the access of rows still marked active once it runs out).
+    ///
+    /// With ``pendingWrites`` and the row known to ``prefetched`` (with its id, or known absent),
+    /// the save is held (``HeldStateWrite``) and its answer comes from memory.
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
+        if let pendingWrites, case let .cached(known)? = prefetched?.entitlementRow(e.entityKey) {
+            let id = known?.id ?? UUID()
+            pendingWrites.hold(.entitlement(e, id: id, announcedActive: announcedActive))
+            prefetched?.saved(e, id: id)
+            return Saved(id: id, previous: known?.state)
+        }
+        try await flushPendingWrites()
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -90,7 +101,7 @@ public struct StateStore: Sendable {
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
             let existed = try row.makeRandomAccess()["entity_key"].decode(String?.self) != nil
-            prefetched?.saved(e)
+            prefetched?.saved(e, id: id)
             return Saved(id: id, previous: existed ? try EntitlementColumns.decode(row) : nil)
         }
         throw StateStoreError(reason: "the entitlement's upsert returned no row")
@@ -102,6 +113,7 @@ public struct StateStore: Sendable {
         _ source: PurchaseSource, _ providerID: String, environment: PurchaseEnvironment
     ) async throws -> TransactionState? {
         if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row }
+        try await flushPendingWrites()
         let rows = try await connection.query(
             """
             SELECT \(unescaped: TransactionColumns.list) FROM transactions
@@ -118,6 +130,7 @@ public struct StateStore: Sendable {
         ofTransaction providerID: String, source: PurchaseSource, environment: PurchaseEnvironment
     ) async throws -> String? {
         if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row?.entitlementKey }
+        try await flushPendingWrites()
         let rows = try await connection.query(
             """
             SELECT entitlement_key FROM transactions
@@ -130,8 +143,18 @@ public struct StateStore: Sendable {
     /// Writes a transaction, and a history row when its status is new; says what it was before.
     ///
     /// - Parameter eventID: the queue row of the event that made the change.
+    ///
+    /// Held as an entitlement's save is (``save(_:announcedActive:)``), when the row is known.
     @discardableResult
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
+        let key = PrefetchedRows.TransactionKey(t.source, t.providerTransactionID, environment: t.environment)
+        if let pendingWrites, case let .cached(known)? = prefetched?.transactionRow(key) {
+            let id = known?.id ?? UUID()
+            pendingWrites.hold(.transaction(t, id: id, eventID: eventID))
+            prefetched?.saved(t, id: id)
+            return Saved(id: id, previous: known?.state)
+        }
+        try await flushPendingWrites()
         // sql/0018: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
@@ -143,7 +166,7 @@ public struct StateStore: Sendable {
         for try await row in rows {
             let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
             let existed = try row.makeRandomAccess()["provider_transaction_id"].decode(String?.self) != nil
-            prefetched?.saved(t)
+            prefetched?.saved(t, id: id)
             return Saved(id: id, previous: existed ? try TransactionColumns.decode(row) : nil)
         }
         throw StateStoreError(reason: "the transaction's upsert returned no row")
@@ -259,6 +282,7 @@ extension StateStore {
     /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
         prefetched?.forgetTransactions(ofEntitlement: entitlementKey)
+        try await flushPendingWrites()
         try await connection.query(
             "UPDATE transactions SET user_id = \(userID), updated_at = now() WHERE entitlement_key = \(entitlementKey) AND user_id IS NULL",
             logger: logger)

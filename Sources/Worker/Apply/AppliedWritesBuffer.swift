@@ -4,9 +4,10 @@ import PostgresNIO
 import Shared
 import Synchronization
 
-/// The `sluice_write_applied` calls of a batch applied without savepoints, held back and sent in
-/// one statement (``OutgoingEventWriter/send(_:on:)-([Call],_)``, `sluice_write_applied_batch`)
-/// instead of one per event: each event's links, record, outgoing events and deliveries.
+/// The writes of a batch applied without savepoints, held back and sent in one statement
+/// (``OutgoingEventWriter/send(_:calls:on:)``, `sluice_write_batch`) instead of several per event:
+/// the entitlement and transaction saves the batch knows the rows of (``HeldStateWrite``), then
+/// each event's `sluice_write_applied` call — its links, record, outgoing events and deliveries.
 ///
 /// The calls are sent in the order the events were applied, so outgoing events are numbered as
 /// they would have been one by one; the batch holds every row and lock they are about until it
@@ -15,6 +16,7 @@ import Synchronization
 /// applied again with a savepoint per event, each writing at once.
 final class AppliedWritesBuffer: PendingWrites {
     private struct Contents {
+        var states: [HeldStateWrite] = []
         var pending: [(eventID: Int64, call: OutgoingEventWriter.Call)] = []
         var deliveries: [Int64: Int] = [:]
     }
@@ -33,13 +35,17 @@ final class AppliedWritesBuffer: PendingWrites {
         contents.withLock { $0.pending.append((eventID, call)) }
     }
 
+    func hold(_ write: HeldStateWrite) {
+        contents.withLock { $0.states.append(write) }
+    }
+
     func flush() async throws {
-        let pending = contents.withLock { contents in
-            defer { contents.pending = [] }
-            return contents.pending
+        let (states, pending) = contents.withLock { contents in
+            defer { (contents.states, contents.pending) = ([], []) }
+            return (contents.states, contents.pending)
         }
-        guard !pending.isEmpty else { return }
-        let counts = try await writer.send(pending.map(\.call), on: connection)
+        guard !states.isEmpty || !pending.isEmpty else { return }
+        let counts = try await writer.send(states, calls: pending.map(\.call), on: connection)
         contents.withLock { contents in
             for (held, count) in zip(pending, counts) { contents.deliveries[held.eventID, default: 0] += count }
         }

@@ -88,18 +88,27 @@ struct OutgoingEventWriter: Sendable {
         return deliveries
     }
 
-    /// Sends many calls in one statement (`sluice_write_applied_batch`, sql/0022), each made as
-    /// ``send(_:on:)`` would make it, in order.
+    /// Sends many calls in one statement (`sluice_write_applied_batch`, sql/0022 and sql/0023),
+    /// each made as ``send(_:on:)`` would make it, in order.
     ///
     /// - Returns: each call's count of deliveries, in order.
     func send(_ calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
-        guard !calls.isEmpty else { return [] }
+        try await send([], calls: calls, on: connection)
+    }
+
+    /// Sends held entitlement and transaction saves, then many calls, in one statement
+    /// (`sluice_write_batch`, sql/0024).
+    ///
+    /// - Returns: each call's count of deliveries, in order.
+    func send(_ states: [HeldStateWrite], calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
+        guard !states.isEmpty || !calls.isEmpty else { return [] }
         let argument = String(decoding: try JSONEncoder().encode(calls.map(CallArguments.init)), as: UTF8.self)
-        let rows = try await connection.query("SELECT sluice_write_applied_batch(\(argument)::jsonb)", logger: logger)
+        let rows = try await connection.query(
+            "SELECT sluice_write_batch(\(try HeldStateWrite.argument(states))::jsonb, \(argument)::jsonb)", logger: logger)
         var counts: [Int] = []
         for try await row in rows.decode([Int64].self) { counts = row.map(Int.init) }
         guard counts.count == calls.count else {
-            throw StateStoreError(reason: "sluice_write_applied_batch answered \(counts.count) counts for \(calls.count) calls")
+            throw StateStoreError(reason: "sluice_write_batch answered \(counts.count) counts for \(calls.count) calls")
         }
         return counts
     }
@@ -134,9 +143,6 @@ private struct CallArguments: Encodable {
     var raw_environment: String?
     var links: String?
 
-    /// 2000-01-01T00:00:00Z, where PostgreSQL counts its timestamps from.
-    static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-
     init(_ call: OutgoingEventWriter.Call) {
         record_event_id = call.record?.eventID
         record_entity_key = call.record?.entityKey
@@ -151,7 +157,7 @@ private struct CallArguments: Encodable {
         user_ids = call.events.map { $0.userID ?? "" }
         tails = call.tails
         cause_event_id = call.causeEventID
-        occurred_at_us = Int64(call.occurredAt.timeIntervalSince(Self.postgresEpoch) * 1_000_000)
+        occurred_at_us = call.occurredAt.postgresMicroseconds
         raw_event_id = call.rawNotification?.eventID
         raw_environment = call.rawNotification?.environment.rawValue
         links = call.links
