@@ -90,7 +90,7 @@ struct WriteAppliedBatchTests {
                 """, logger: TestDatabase.logger)
             let writer = OutgoingEventWriter(logger: TestDatabase.logger)
             let counts = try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
-                if inOneStatement { return try await writer.send(calls, on: connection) }
+                if inOneStatement { return try await writer.send([], calls: calls, on: connection) }
                 var counts: [Int] = []
                 for call in calls { counts.append(try await writer.send(call, on: connection)) }
                 return counts

@@ -88,16 +88,9 @@ struct OutgoingEventWriter: Sendable {
         return deliveries
     }
 
-    /// Sends many calls in one statement (`sluice_write_applied_batch`, sql/0022 and sql/0023),
-    /// each made as ``send(_:on:)`` would make it, in order.
-    ///
-    /// - Returns: each call's count of deliveries, in order.
-    func send(_ calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
-        try await send([], calls: calls, on: connection)
-    }
-
     /// Sends held entitlement and transaction saves, then many calls, in one statement
-    /// (`sluice_write_batch`, sql/0024).
+    /// (`sluice_write_batch`, sql/0024; the calls through `sluice_write_applied_batch`, sql/0023),
+    /// each call made as ``send(_:on:)`` would make it, in order.
     ///
     /// - Returns: each call's count of deliveries, in order.
     func send(_ states: [HeldStateWrite], calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
