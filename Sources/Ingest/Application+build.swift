@@ -18,7 +18,9 @@ typealias IngestContext = IngestRequestContext
 func buildApplication(settings: IngestSettings, logger: Logger) throws -> some ApplicationProtocol {
     let client = PostgresClient(
         configuration: try settings.database.clientConfiguration(maximumConnections: 12), backgroundLogger: logger)
-    let writer = GroupCommitWriter(store: EventStore(client: client, proof: settings.eventProof, logger: logger), logger: logger)
+    let writer = GroupCommitWriter(
+        store: EventStore(client: client, proof: settings.eventProof, logger: logger),
+        configuration: .init(flushTimeout: settings.storeTimeout), logger: logger)
     let metrics = IngestMetrics()
     // A streaming replica for the read API, checked by the lag monitor (READ_DATABASE_URL).
     var replica: (client: PostgresClient, lag: ReplicaLag)?
@@ -90,7 +92,7 @@ func buildRouter(
     let webhooks = WebhookController<IngestContext>(
         receiver: EventReceiver(
             writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes,
-            bodyTimeout: .seconds(settings.requestTimeoutSeconds), storeTimeout: .seconds(5)),
+            bodyTimeout: .seconds(settings.requestTimeoutSeconds), storeTimeout: settings.storeTimeout),
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,

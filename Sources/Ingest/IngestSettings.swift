@@ -32,6 +32,11 @@ struct IngestSettings: Sendable {
     var clientAPIKeys: [[UInt8]]
     var maxBodyBytes: Int
     var requestTimeoutSeconds: Int
+    /// How long a webhook waits for its commit before it is answered `503` so the provider
+    /// retries. Not an environment setting: providers wait longer than this, and only tests on an
+    /// overloaded machine, where a first connection can take seconds, have reason to lengthen it.
+    var storeTimeout = defaultStoreTimeout
+    static let defaultStoreTimeout = Duration.seconds(5)
     /// `ENTITLEMENT_LEEWAY_SECONDS`: how long past `expires_at` an entitlement still reads active
     /// while the provider's renewal arrives.
     var entitlementLeewaySeconds: Int

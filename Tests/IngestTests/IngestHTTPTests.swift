@@ -91,7 +91,7 @@ struct IngestHTTPTests {
     /// The database refuses connections (as when it is stopped): 503, never 2xx; then it is back
     /// and the same ingest stores again without a restart.
     @Test func aDatabaseOutageIs503ThenRecoversWithoutRestart() async throws {
-        try await IngestHarness.withIngest(.live) { client, db async throws in
+        try await IngestHarness.withIngest(.live, storeTimeout: IngestSettings.defaultStoreTimeout) { client, db async throws in
             let name = db.url.database
             try await Self.admin { admin in
                 try await admin.query("ALTER DATABASE \(unescaped: name) ALLOW_CONNECTIONS false", logger: TestDatabase.logger)
@@ -125,7 +125,7 @@ extension IngestHTTPTests {
     /// A database that accepts connections but never finishes the INSERT (the events table is
     /// locked): the request is answered 503 within the store timeout, never 2xx, and never hangs.
     @Test func aHungDatabaseIs503WithinTheTimeout() async throws {
-        try await IngestHarness.withIngest(.live) { client, db async throws in
+        try await IngestHarness.withIngest(.live, storeTimeout: IngestSettings.defaultStoreTimeout) { client, db async throws in
             try await DatabaseSession.with(db.url, maximumConnections: 1, logger: TestDatabase.logger) { blocker in
                 try await blocker.withConnection { connection in
                     try await connection.query("BEGIN", logger: TestDatabase.logger)

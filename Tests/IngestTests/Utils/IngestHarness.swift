@@ -29,12 +29,19 @@ enum IngestHarness {
     }
 
     /// Runs `body` with a client of the real application, in process (`.router`) or over a socket (`.live`).
+    ///
+    /// - Parameter storeTimeout: when a webhook is answered `503` for want of a commit. Longer
+    ///   than the product's 5 s by default: `scripts/test` starts a hundred suites at once on two
+    ///   cores, and a fresh database's first connections can then take that long, which is load,
+    ///   not what these tests check. The tests of the timeout itself pass the product's value.
     static func withIngest(
         _ setup: TestingSetup = .router, environment overrides: [String: String] = [:],
+        storeTimeout: Duration = .seconds(30),
         _ body: @Sendable @escaping (any TestClientProtocol, TestDatabase) async throws -> Void
     ) async throws {
         try await TestDatabase.with { db in
-            let settings = try IngestSettings(environment: EnvironmentValues(environment(database: db.url, overrides: overrides)))
+            var settings = try IngestSettings(environment: EnvironmentValues(environment(database: db.url, overrides: overrides)))
+            settings.storeTimeout = storeTimeout
             let app = try buildApplication(settings: settings, logger: TestDatabase.logger)
             try await app.test(setup) { client in try await body(client, db) }
         }
