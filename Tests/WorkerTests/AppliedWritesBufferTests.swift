@@ -36,7 +36,7 @@ struct AppliedWritesBufferTests {
                 let link = ProviderLink(
                     .stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held", account: "acct_held")
                 let call = try #require(try OutgoingEventWriter(logger: TestDatabase.logger).call(
-                    [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: try store.linksToSave([link])))
+                    [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: store.linksToSave([link])))
                 buffer.add(call, for: 41)
                 #expect(try await db.scalar("SELECT count(*) FROM applied_events") == 0, "held, not sent")
                 func text(_ query: PostgresQuery) async throws -> String? {

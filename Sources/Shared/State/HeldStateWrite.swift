@@ -15,125 +15,83 @@ public enum HeldStateWrite: Sendable, Equatable {
     /// The argument of `sluice_save_held_states` (sql/0024) for `writes`, in order: an object
     /// with the entitlements' and the transactions' rows, each numbered (`n`) by its place in
     /// `writes`; times as microseconds since 2000-01-01, as a bind parameter sends them.
-    public static func argument(_ writes: [HeldStateWrite]) throws -> String {
-        var argument = Argument()
-        for (n, write) in writes.enumerated() {
-            switch write {
-            case let .entitlement(state, id, announcedActive):
-                argument.entitlements.append(EntitlementRow(n: n, id: id, state, announcedActive: announcedActive))
-            case let .transaction(state, id, eventID):
-                argument.transactions.append(TransactionRow(n: n, id: id, state, eventID: eventID))
+    public static func argument(_ writes: [HeldStateWrite]) -> String {
+        var json = JSONTextWriter()
+        json.object { argument in
+            argument.member("entitlements") { rows in
+                rows.array { array in
+                    for (n, write) in writes.enumerated() {
+                        if case let .entitlement(state, id, announcedActive) = write {
+                            entitlementRow(n: n, id: id, state, announcedActive: announcedActive, to: &array)
+                        }
+                    }
+                }
+            }
+            argument.member("transactions") { rows in
+                rows.array { array in
+                    for (n, write) in writes.enumerated() {
+                        if case let .transaction(state, id, eventID) = write { transactionRow(n: n, id: id, state, eventID: eventID, to: &array) }
+                    }
+                }
             }
         }
-        return String(decoding: try JSONEncoder().encode(argument), as: UTF8.self)
-    }
-
-    private struct Argument: Encodable {
-        var entitlements: [EntitlementRow] = []
-        var transactions: [TransactionRow] = []
+        return json.text
     }
 
     /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_entitlement` (sql/0018).
-    private struct EntitlementRow: Encodable {
-        var n: Int
-        var id: UUID
-        var entity_key: String
-        var user_id: String?
-        var email: String?
-        var product_id: String
-        var product_type: String
-        var source: String
-        var environment: String
-        var status: String
-        var expires_at_us: Int64?
-        var purchased_at_us: Int64?
-        var will_renew: Bool?
-        var is_trial: Bool
-        var trial_ends_at_us: Int64?
-        var cancelled_at_us: Int64?
-        var grace_period_expires_at_us: Int64?
-        var pending_product_id: String?
-        var offer: String?
-        var offer_type: String?
-        var expiration_reason: String?
-        var billing_issue_detected_at_us: Int64?
-        var ownership: String?
-        var price_increase_status: String?
-        var renewal_info_signed_at_us: Int64?
-        var last_event_time_us: Int64?
-        var announced_active: Bool
-
-        init(n: Int, id: UUID, _ e: EntitlementState, announcedActive: Bool) {
-            self.n = n
-            self.id = id
-            entity_key = e.entityKey
-            user_id = e.userID
-            email = e.email
-            product_id = e.productID
-            product_type = e.productType.rawValue
-            source = e.source.rawValue
-            environment = e.environment.rawValue
-            status = e.status.rawValue
-            expires_at_us = e.expiresAt?.postgresMicroseconds
-            purchased_at_us = e.purchasedAt?.postgresMicroseconds
-            will_renew = e.willRenew
-            is_trial = e.isTrial
-            trial_ends_at_us = e.trialEndsAt?.postgresMicroseconds
-            cancelled_at_us = e.cancelledAt?.postgresMicroseconds
-            grace_period_expires_at_us = e.gracePeriodExpiresAt?.postgresMicroseconds
-            pending_product_id = e.pendingProductID
-            offer = e.offer
-            offer_type = e.offerType
-            expiration_reason = e.expirationReason?.rawValue
-            billing_issue_detected_at_us = e.billingIssueDetectedAt?.postgresMicroseconds
-            ownership = e.ownership?.rawValue
-            price_increase_status = e.priceIncreaseStatus?.rawValue
-            renewal_info_signed_at_us = e.renewalInfoSignedAt?.postgresMicroseconds
-            last_event_time_us = e.lastEventTime?.postgresMicroseconds
-            announced_active = announcedActive
+    private static func entitlementRow(n: Int, id: UUID, _ e: EntitlementState, announcedActive: Bool, to json: inout JSONTextWriter) {
+        json.object { row in
+            row.member("n", n)
+            row.member("id", id.uuidString)
+            row.member("entity_key", e.entityKey)
+            row.member("user_id", e.userID)
+            row.member("email", e.email)
+            row.member("product_id", e.productID)
+            row.member("product_type", e.productType.rawValue)
+            row.member("source", e.source.rawValue)
+            row.member("environment", e.environment.rawValue)
+            row.member("status", e.status.rawValue)
+            row.member("expires_at_us", e.expiresAt?.postgresMicroseconds)
+            row.member("purchased_at_us", e.purchasedAt?.postgresMicroseconds)
+            row.member("will_renew", e.willRenew)
+            row.member("is_trial", e.isTrial)
+            row.member("trial_ends_at_us", e.trialEndsAt?.postgresMicroseconds)
+            row.member("cancelled_at_us", e.cancelledAt?.postgresMicroseconds)
+            row.member("grace_period_expires_at_us", e.gracePeriodExpiresAt?.postgresMicroseconds)
+            row.member("pending_product_id", e.pendingProductID)
+            row.member("offer", e.offer)
+            row.member("offer_type", e.offerType)
+            row.member("expiration_reason", e.expirationReason?.rawValue)
+            row.member("billing_issue_detected_at_us", e.billingIssueDetectedAt?.postgresMicroseconds)
+            row.member("ownership", e.ownership?.rawValue)
+            row.member("price_increase_status", e.priceIncreaseStatus?.rawValue)
+            row.member("renewal_info_signed_at_us", e.renewalInfoSignedAt?.postgresMicroseconds)
+            row.member("last_event_time_us", e.lastEventTime?.postgresMicroseconds)
+            row.member("announced_active", announcedActive)
         }
     }
 
     /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_transaction` (sql/0018).
-    private struct TransactionRow: Encodable {
-        var n: Int
-        var id: UUID
-        var source: String
-        var environment: String
-        var provider_transaction_id: String
-        var entitlement_key: String?
-        var user_id: String?
-        var product_id: String?
-        var product_type: String?
-        var status: String
-        var amount: Int64?
-        var currency: String?
-        var purchased_at_us: Int64?
-        var refunded_at_us: Int64?
-        var amount_refunded: Int64?
-        var period_end_us: Int64?
-        var last_event_time_us: Int64?
-        var event_id: Int64
-
-        init(n: Int, id: UUID, _ t: TransactionState, eventID: Int64) {
-            self.n = n
-            self.id = id
-            source = t.source.rawValue
-            environment = t.environment.rawValue
-            provider_transaction_id = t.providerTransactionID
-            entitlement_key = t.entitlementKey
-            user_id = t.userID
-            product_id = t.productID
-            product_type = t.productType?.rawValue
-            status = t.status.rawValue
-            amount = t.amount
-            currency = t.currency
-            purchased_at_us = t.purchasedAt?.postgresMicroseconds
-            refunded_at_us = t.refundedAt?.postgresMicroseconds
-            amount_refunded = t.amountRefunded
-            period_end_us = t.periodEnd?.postgresMicroseconds
-            last_event_time_us = t.lastEventTime?.postgresMicroseconds
-            event_id = eventID
+    private static func transactionRow(n: Int, id: UUID, _ t: TransactionState, eventID: Int64, to json: inout JSONTextWriter) {
+        json.object { row in
+            row.member("n", n)
+            row.member("id", id.uuidString)
+            row.member("source", t.source.rawValue)
+            row.member("environment", t.environment.rawValue)
+            row.member("provider_transaction_id", t.providerTransactionID)
+            row.member("entitlement_key", t.entitlementKey)
+            row.member("user_id", t.userID)
+            row.member("product_id", t.productID)
+            row.member("product_type", t.productType?.rawValue)
+            row.member("status", t.status.rawValue)
+            row.member("amount", t.amount)
+            row.member("currency", t.currency)
+            row.member("purchased_at_us", t.purchasedAt?.postgresMicroseconds)
+            row.member("refunded_at_us", t.refundedAt?.postgresMicroseconds)
+            row.member("amount_refunded", t.amountRefunded)
+            row.member("period_end_us", t.periodEnd?.postgresMicroseconds)
+            row.member("last_event_time_us", t.lastEventTime?.postgresMicroseconds)
+            row.member("event_id", eventID)
         }
     }
 }

@@ -82,7 +82,7 @@ public struct StateStore: Sendable {
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
         if let pendingWrites, case let .cached(known)? = prefetched?.entitlementRow(e.entityKey) {
-            let id = known?.id ?? UUID()
+            let id = known?.id ?? RandomIdentifier.uuid()
             pendingWrites.hold(.entitlement(e, id: id, announcedActive: announcedActive))
             prefetched?.saved(e, id: id)
             return Saved(id: id, previous: known?.state)
@@ -149,7 +149,7 @@ public struct StateStore: Sendable {
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
         let key = PrefetchedRows.TransactionKey(t.source, t.providerTransactionID, environment: t.environment)
         if let pendingWrites, case let .cached(known)? = prefetched?.transactionRow(key) {
-            let id = known?.id ?? UUID()
+            let id = known?.id ?? RandomIdentifier.uuid()
             pendingWrites.hold(.transaction(t, id: id, eventID: eventID))
             prefetched?.saved(t, id: id)
             return Saved(id: id, previous: known?.state)
@@ -202,7 +202,7 @@ public struct StateStore: Sendable {
     /// the order given (`sluice_save_links`, sql/0017), so callers that sort them never deadlock
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
-        guard let rows = try linksToSave(links) else { return }
+        guard let rows = linksToSave(links) else { return }
         try await flushPendingWrites()
         // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
@@ -212,31 +212,24 @@ public struct StateStore: Sendable {
 
     /// The argument of `sluice_save_links` for `links`, for a caller that sends it in a call of its
     /// own (`sluice_write_applied`); `nil` when none must be written (``PrefetchedRows/saving(_:)``).
-    public func linksToSave(_ links: [ProviderLink]) throws -> String? {
+    public func linksToSave(_ links: [ProviderLink]) -> String? {
         let links = prefetched?.saving(links) ?? links
         guard !links.isEmpty else { return nil }
-        return String(decoding: try JSONEncoder().encode(links.map(LinkRow.init)), as: UTF8.self)
-    }
-
-    /// One link as `sluice_save_links` reads it.
-    private struct LinkRow: Encodable {
-        var kind: String
-        var scope: String
-        var external_id: String
-        var user_id: String?
-        var entitlement_key: String?
-        var transaction_key: String?
-        var account: String?
-
-        init(_ link: ProviderLink) {
-            kind = link.kind.rawValue
-            scope = link.scope
-            external_id = link.externalID
-            user_id = link.userID
-            entitlement_key = link.entitlementKey
-            transaction_key = link.transactionKey
-            account = link.account
+        var json = JSONTextWriter()
+        json.array { rows in
+            for link in links {
+                rows.object { row in
+                    row.member("kind", link.kind.rawValue)
+                    row.member("scope", link.scope)
+                    row.member("external_id", link.externalID)
+                    row.member("user_id", link.userID)
+                    row.member("entitlement_key", link.entitlementKey)
+                    row.member("transaction_key", link.transactionKey)
+                    row.member("account", link.account)
+                }
+            }
         }
+        return json.text
     }
 
     /// Forgets every link of a Stripe Connect account (`account.application.deauthorized`).

@@ -50,7 +50,7 @@ enum StateWriter {
         // statement, or a part of the batch's one (AppliedWritesBuffer), whose counts come after.
         let call = try announcer.writer.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
-            rawNotification: announcer.rawNotification, links: try store.linksToSave(links))
+            rawNotification: announcer.rawNotification, links: store.linksToSave(links))
         if let call, let buffer = store.pendingWrites as? AppliedWritesBuffer {
             buffer.add(call, for: eventID)
         } else if let call {

@@ -30,7 +30,7 @@ struct OutgoingEvent: Sendable {
 
     /// A new `msg_…` id: 32 hex digits of randomness.
     static func newMessageID() -> String {
-        "msg_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        "msg_" + RandomIdentifier.hexDigits()
     }
 
     /// The body without its leading `{`, for the writer to prefix `{"sequence":N,`.

@@ -95,9 +95,10 @@ struct OutgoingEventWriter: Sendable {
     /// - Returns: each call's count of deliveries, in order.
     func send(_ states: [HeldStateWrite], calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
         guard !states.isEmpty || !calls.isEmpty else { return [] }
-        let argument = String(decoding: try JSONEncoder().encode(calls.map(CallArguments.init)), as: UTF8.self)
+        var argument = JSONTextWriter()
+        argument.array { array in for call in calls { CallArguments(call).write(to: &array) } }
         let rows = try await connection.query(
-            "SELECT sluice_write_batch(\(try HeldStateWrite.argument(states))::jsonb, \(argument)::jsonb)", logger: logger)
+            "SELECT sluice_write_batch(\(HeldStateWrite.argument(states))::jsonb, \(argument.text)::jsonb)", logger: logger)
         var counts: [Int] = []
         for try await row in rows.decode([Int64].self) { counts = row.map(Int.init) }
         guard counts.count == calls.count else {
@@ -117,7 +118,7 @@ extension OutgoingEventWriter.Call {
 /// One call's parameters, as `sluice_write_applied` takes them (``OutgoingEventWriter/send(_:on:)-(Call,_)``)
 /// and as `sluice_write_applied_batch` reads them by name; there the time is in microseconds since
 /// 2000-01-01 (PostgreSQL's own count, as a bind parameter sends it: the same instant to the microsecond).
-private struct CallArguments: Encodable {
+private struct CallArguments {
     var record_event_id: Int64?
     var record_entity_key: String?
     var record_outcome: String?
@@ -154,5 +155,28 @@ private struct CallArguments: Encodable {
         raw_event_id = call.rawNotification?.eventID
         raw_environment = call.rawNotification?.environment.rawValue
         links = call.links
+    }
+
+    /// The call as one element of `sluice_write_applied_batch`'s argument, members named as above.
+    func write(to json: inout JSONTextWriter) {
+        json.object { o in
+            o.member("record_event_id", record_event_id)
+            o.member("record_entity_key", record_entity_key)
+            o.member("record_outcome", record_outcome)
+            o.member("record_detail", record_detail)
+            o.member("message_ids", message_ids)
+            o.member("types", types)
+            o.member("entity_keys", entity_keys)
+            o.member("ordering_keys", ordering_keys)
+            o.member("providers", providers)
+            o.member("environments", environments)
+            o.member("user_ids", user_ids)
+            o.member("tails", tails)
+            o.member("cause_event_id", cause_event_id)
+            o.member("occurred_at_us", occurred_at_us)
+            o.member("raw_event_id", raw_event_id)
+            o.member("raw_environment", raw_environment)
+            o.member("links", links)
+        }
     }
 }
