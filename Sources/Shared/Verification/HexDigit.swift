@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// One hexadecimal digit, as written in signatures, key digests and JSON's `\u` escapes.
-enum HexDigit {
+public enum HexDigit {
     /// The value of a `0`–`9`, `a`–`f` or `A`–`F`; `nil` for any other byte.
-    static func value(_ byte: UInt8) -> UInt8? {
+    public static func value(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -1,24 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 
-/// Any JSON value, for reading Stripe objects whose shape varies by type and API version.
-enum JSONValue: Sendable, Equatable, Decodable {
+/// Any JSON value, for reading Stripe objects whose shape varies by type and API version
+/// (parsed by ``parse(_:)``).
+enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
-    }
 
     /// The value at a dotted path such as `items.data.0.price.product`; `.null` when absent.
     subscript(path: String) -> JSONValue {
@@ -37,6 +28,17 @@ enum JSONValue: Sendable, Equatable, Decodable {
 
     var string: String? {
         if case .string(let value) = self, !value.isEmpty { return value }
+        return nil
+    }
+
+    /// A string, the empty one included (``string`` reads an empty one as absent).
+    var anyString: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    var number: Double? {
+        if case .number(let value) = self { return value }
         return nil
     }
 

@@ -20,20 +20,6 @@ struct StripeEvent: Sendable {
     /// `data.previous_attributes` of `*.updated` events: the fields that changed, with their old values.
     var previousAttributes: JSONValue
 
-    private struct Envelope: Decodable {
-        struct DataField: Decodable {
-            var object: JSONValue
-            var previous_attributes: JSONValue?
-        }
-        var id: String
-        var type: String
-        var created: Int64
-        var account: String?
-        var livemode: Bool?
-        var api_version: String?
-        var data: DataField
-    }
-
     init(
         eventID: Int64, id: String, type: String, created: Date, account: String? = nil, livemode: Bool = true,
         apiVersion: String? = nil, object: JSONValue, previousAttributes: JSONValue = .null
@@ -49,13 +35,37 @@ struct StripeEvent: Sendable {
         self.previousAttributes = previousAttributes
     }
 
-    /// - Throws: a decoding error when the stored body is not a Stripe event (ingest checked it was).
+    /// - Throws: ``JSONSyntaxError``, or ``NotAnEvent`` when the stored body is not a Stripe
+    ///   event (ingest checked it was).
     init(eventID: Int64, body: Data) throws {
-        let envelope = try JSONDecoder().decode(Envelope.self, from: body)
+        guard case .object(let envelope) = try JSONValue.parse(body) else { throw NotAnEvent(reason: "it is not an object") }
+        guard case .object(let data) = envelope["data"] ?? .null, let object = data["object"] else {
+            throw NotAnEvent(reason: "it has no data.object")
+        }
+        guard case .number(let seconds) = envelope["created"] ?? .null, let created = Int64(exactly: seconds) else {
+            throw NotAnEvent(reason: "created is not a whole number of seconds")
+        }
+        guard let id = try Self.member("id", of: envelope, \.anyString), let type = try Self.member("type", of: envelope, \.anyString) else {
+            throw NotAnEvent(reason: "it has no id or type")
+        }
         self.init(
-            eventID: eventID, id: envelope.id, type: envelope.type, created: Date(timeIntervalSince1970: TimeInterval(envelope.created)),
-            account: envelope.account, livemode: envelope.livemode ?? true, apiVersion: envelope.api_version,
-            object: envelope.data.object, previousAttributes: envelope.data.previous_attributes ?? .null)
+            eventID: eventID, id: id, type: type, created: Date(timeIntervalSince1970: TimeInterval(created)),
+            account: try Self.member("account", of: envelope, \.anyString), livemode: try Self.member("livemode", of: envelope, \.bool) ?? true,
+            apiVersion: try Self.member("api_version", of: envelope, \.anyString), object: object,
+            previousAttributes: data["previous_attributes"] ?? .null)
+    }
+
+    /// Why a stored body could not be read as a Stripe event.
+    struct NotAnEvent: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "the stored body is not a Stripe event: \(reason)" }
+    }
+
+    /// An envelope member read with `read`: `nil` when absent or `null`; an error when of another type.
+    private static func member<Value>(_ name: String, of envelope: [String: JSONValue], _ read: (JSONValue) -> Value?) throws -> Value? {
+        guard let value = envelope[name], value != .null else { return nil }
+        guard let typed = read(value) else { throw NotAnEvent(reason: "\(name) has the wrong type") }
+        return typed
     }
 
     /// Whether PaymentIntents and Charges are rendered with their `invoice` (API versions before
