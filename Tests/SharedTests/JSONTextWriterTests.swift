@@ -39,6 +39,7 @@ struct JSONTextWriterTests {
         ("quote \" and backslash \\", #""quote \" and backslash \\""#),
         ("line\nreturn\rtab\t", #""line\nreturn\rtab\t""#),
         ("\u{0}\u{1}\u{1F}", #""\u0000\u0001\u001f""#),
+        ("\u{8}\u{C}", #""\b\f""#),
         ("slash / stays", #""slash / stays""#),
         ("é ☃ 😀 \u{2028}", "\"é ☃ 😀 \u{2028}\""),
     ])

@@ -35,7 +35,7 @@ struct AppliedWritesBufferTests {
                 let store = StateStore(connection: connection, logger: TestDatabase.logger, prefetched: PrefetchedRows(), pendingWrites: buffer)
                 let link = ProviderLink(
                     .stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held", account: "acct_held")
-                let call = try #require(try OutgoingEventWriter(logger: TestDatabase.logger).call(
+                let call = try #require(OutgoingEventWriter(logger: TestDatabase.logger).call(
                     [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: store.linksToSave([link])))
                 buffer.add(call, for: 41)
                 #expect(try await db.scalar("SELECT count(*) FROM applied_events") == 0, "held, not sent")

@@ -22,42 +22,40 @@ public struct EntitlementBody: Encodable, Sendable {
             && sandboxAccess.grants(entitlement.state.environment, to: userID ?? entitlement.state.userID)
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, product_id, product_type, source, environment, status, is_active, expires_at, purchased_at, will_renew
-        case is_trial, trial_ends_at, cancelled_at, renews_into_product_id, grace_period_expires_at, offer
-        case expiration_reason, billing_issue_detected_at, ownership, price_increase_status
-    }
-
-    /// `{"type": "introductory", "id": "…"}`: the offer the period in force was bought with.
-    struct Offer: Encodable, Sendable {
-        var type: String?
-        var id: String?
+    /// The members, in the read API's order (docs/CONTRACT.md): what `encode(to:)` writes, and
+    /// what an outgoing event's body holds (sorted there).
+    public var members: [JSONTextMember] {
+        let e = entitlement.state
+        // `{"type": "introductory", "id": "…"}`: the offer the period in force was bought with; a
+        // part not known is left out.
+        let offer = [e.offerType.map { JSONTextMember("type", $0) }, e.offer.map { JSONTextMember("id", $0) }].compactMap { $0 }
+        return [
+            JSONTextMember("id", entitlement.id.uuidString.lowercased()),
+            JSONTextMember("product_id", e.productID),
+            JSONTextMember("product_type", e.productType.rawValue),
+            JSONTextMember("source", e.source.rawValue),
+            JSONTextMember("environment", e.environment.rawValue),
+            JSONTextMember("status", e.status.rawValue),
+            JSONTextMember("is_active", isActive),
+            JSONTextMember("expires_at", rfc3339(e.expiresAt)),
+            JSONTextMember("purchased_at", rfc3339(e.purchasedAt)),
+            // Only a subscription renews: a one-time purchase reads false, as clients expect a boolean.
+            JSONTextMember("will_renew", e.productType == .autoRenewable && e.willRenew == true),
+            JSONTextMember("is_trial", e.isTrial),
+            JSONTextMember("trial_ends_at", rfc3339(e.trialEndsAt)),
+            JSONTextMember("cancelled_at", rfc3339(e.cancelledAt)),
+            JSONTextMember("renews_into_product_id", e.pendingProductID),
+            JSONTextMember("grace_period_expires_at", rfc3339(e.gracePeriodExpiresAt)),
+            JSONTextMember("offer", offer.isEmpty ? .null : .object(offer)),
+            JSONTextMember("expiration_reason", e.expirationReason?.rawValue),
+            JSONTextMember("billing_issue_detected_at", rfc3339(e.billingIssueDetectedAt)),
+            JSONTextMember("ownership", (e.ownership ?? .purchased).rawValue),
+            JSONTextMember("price_increase_status", e.priceIncreaseStatus?.rawValue),
+        ]
     }
 
     public func encode(to encoder: any Encoder) throws {
-        let e = entitlement.state
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(entitlement.id.uuidString.lowercased(), forKey: .id)
-        try c.encode(e.productID, forKey: .product_id)
-        try c.encode(e.productType.rawValue, forKey: .product_type)
-        try c.encode(e.source.rawValue, forKey: .source)
-        try c.encode(e.environment.rawValue, forKey: .environment)
-        try c.encode(e.status.rawValue, forKey: .status)
-        try c.encode(isActive, forKey: .is_active)
-        try c.encode(rfc3339(e.expiresAt), forKey: .expires_at)
-        try c.encode(rfc3339(e.purchasedAt), forKey: .purchased_at)
-        // Only a subscription renews: a one-time purchase reads false, as clients expect a boolean.
-        try c.encode(e.productType == .autoRenewable && e.willRenew == true, forKey: .will_renew)
-        try c.encode(e.isTrial, forKey: .is_trial)
-        try c.encode(rfc3339(e.trialEndsAt), forKey: .trial_ends_at)
-        try c.encode(rfc3339(e.cancelledAt), forKey: .cancelled_at)
-        try c.encode(e.pendingProductID, forKey: .renews_into_product_id)
-        try c.encode(rfc3339(e.gracePeriodExpiresAt), forKey: .grace_period_expires_at)
-        try c.encode(e.offer == nil && e.offerType == nil ? nil : Offer(type: e.offerType, id: e.offer), forKey: .offer)
-        try c.encode(e.expirationReason?.rawValue, forKey: .expiration_reason)
-        try c.encode(rfc3339(e.billingIssueDetectedAt), forKey: .billing_issue_detected_at)
-        try c.encode((e.ownership ?? .purchased).rawValue, forKey: .ownership)
-        try c.encode(e.priceIncreaseStatus?.rawValue, forKey: .price_increase_status)
+        try JSONTextMember.encode(members, to: encoder)
     }
 }
 
@@ -69,25 +67,27 @@ public struct TransactionBody: Encodable, Sendable {
         self.transaction = transaction
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, product_id, product_type, source, environment, status, amount, amount_refunded, currency, purchased_at
-        case refunded_at, provider_transaction_id
+    /// The members, in the read API's order: what `encode(to:)` writes, and what an outgoing
+    /// event's body holds (sorted there).
+    public var members: [JSONTextMember] {
+        let t = transaction.state
+        return [
+            JSONTextMember("id", transaction.id.uuidString.lowercased()),
+            JSONTextMember("product_id", t.productID),
+            JSONTextMember("product_type", t.productType?.rawValue),
+            JSONTextMember("source", t.source.rawValue),
+            JSONTextMember("environment", t.environment.rawValue),
+            JSONTextMember("status", t.status.rawValue),
+            JSONTextMember("amount", t.amount),
+            JSONTextMember("amount_refunded", t.amountRefunded),
+            JSONTextMember("currency", t.currency),
+            JSONTextMember("purchased_at", rfc3339(t.purchasedAt)),
+            JSONTextMember("refunded_at", rfc3339(t.refundedAt)),
+            JSONTextMember("provider_transaction_id", t.providerTransactionID),
+        ]
     }
 
     public func encode(to encoder: any Encoder) throws {
-        let t = transaction.state
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(transaction.id.uuidString.lowercased(), forKey: .id)
-        try c.encode(t.productID, forKey: .product_id)
-        try c.encode(t.productType?.rawValue, forKey: .product_type)
-        try c.encode(t.source.rawValue, forKey: .source)
-        try c.encode(t.environment.rawValue, forKey: .environment)
-        try c.encode(t.status.rawValue, forKey: .status)
-        try c.encode(t.amount, forKey: .amount)
-        try c.encode(t.amountRefunded, forKey: .amount_refunded)
-        try c.encode(t.currency, forKey: .currency)
-        try c.encode(rfc3339(t.purchasedAt), forKey: .purchased_at)
-        try c.encode(rfc3339(t.refundedAt), forKey: .refunded_at)
-        try c.encode(t.providerTransactionID, forKey: .provider_transaction_id)
+        try JSONTextMember.encode(members, to: encoder)
     }
 }

@@ -102,7 +102,8 @@ public struct JSONTextWriter: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`… or `\u00XX`.
+    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`… or `\u00XX`, as
+    /// `JSONEncoder` escapes them.
     private mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
@@ -112,6 +113,8 @@ public struct JSONTextWriter: Sendable {
             case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0..<0x20:
                 bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
                 bytes.append(Self.hexDigits[Int(byte >> 4)])

@@ -48,7 +48,7 @@ enum StateWriter {
         }
         // The links, the record, the events and their deliveries, and the raw notification's: one
         // statement, or a part of the batch's one (AppliedWritesBuffer), whose counts come after.
-        let call = try announcer.writer.call(
+        let call = announcer.writer.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
             rawNotification: announcer.rawNotification, links: store.linksToSave(links))
         if let call, let buffer = store.pendingWrites as? AppliedWritesBuffer {

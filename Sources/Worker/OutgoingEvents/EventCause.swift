@@ -33,6 +33,14 @@ struct EventCause: Sendable, Equatable, Encodable {
         case provider, eventType = "event_type", eventID = "event_id", origin
     }
 
+    /// The members as `Encodable` writes them (nothing left out: `null` when unknown).
+    var members: [JSONTextMember] {
+        [
+            JSONTextMember("provider", provider), JSONTextMember("event_type", eventType), JSONTextMember("event_id", eventID),
+            JSONTextMember("origin", origin.rawValue),
+        ]
+    }
+
     /// The cause of applying a stored event (`events` row): its source, type, id and origin.
     init(job: ClaimedJob) {
         let source = EventSource(rawValue: job.kind)

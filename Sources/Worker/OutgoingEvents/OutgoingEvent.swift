@@ -33,85 +33,50 @@ struct OutgoingEvent: Sendable {
         "msg_" + RandomIdentifier.hexDigits()
     }
 
-    /// The body without its leading `{`, for the writer to prefix `{"sequence":N,`.
-    func renderedTail() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = try encoder.encode(Envelope(event: self))
-        return json.dropFirst()
+    /// The body without its leading `{`, for the writer to prefix `{"sequence":N,`: every object's
+    /// members sorted by key (docs/webhooks.md), written at once (``JSONTextWriter``).
+    func renderedTail() -> Data {
+        var json = JSONTextWriter()
+        json.object(bodyMembers)
+        return Data(json.text.utf8.dropFirst())
     }
 
-    private struct Envelope: Encodable {
-        let event: OutgoingEvent
-
-        enum CodingKeys: String, CodingKey { case id, type, occurred_at, cause, data }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(event.messageID, forKey: .id)
-            try c.encode(event.type.rawValue, forKey: .type)
-            try c.encode(event.occurredAt.formatted(.iso8601), forKey: .occurred_at)
-            try c.encode(event.cause, forKey: .cause)
-            try c.encode(DataMember(payload: event.data), forKey: .data)
-        }
+    /// The body's members but `sequence`, each object's sorted by key.
+    var bodyMembers: [JSONTextMember] {
+        [
+            JSONTextMember("cause", .object(JSONTextMember.sorted(cause.members))),
+            JSONTextMember("data", .object(dataMembers)),
+            JSONTextMember("id", messageID),
+            JSONTextMember("occurred_at", occurredAt.formatted(.iso8601)),
+            JSONTextMember("type", type.rawValue),
+        ]
     }
 
-    private struct DataMember: Encodable {
-        let payload: Payload
-
-        enum CodingKeys: String, CodingKey { case entitlement, transaction, previous }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            switch payload {
-            case let .entitlement(body, userID, previous, previousIsActive):
-                try c.encode(WithUser(body: body, userID: userID), forKey: .entitlement)
-                try c.encode(previous.map { PreviousEntitlement(status: $0.status.rawValue, isActive: previousIsActive ?? false, userID: $0.userID) }, forKey: .previous)
-            case let .transaction(body, userID, previous):
-                try c.encode(WithUser(body: body, userID: userID), forKey: .transaction)
-                try c.encode(previous.map { PreviousTransaction(status: $0.status.rawValue, amountRefunded: $0.amountRefunded) }, forKey: .previous)
+    /// `data`: the state after the change, with its `user_id`, and `previous`, in key order.
+    private var dataMembers: [JSONTextMember] {
+        switch data {
+        case let .entitlement(body, userID, previous, previousIsActive):
+            // Whose it was: what an `entitlement.transferred` receiver takes the access from.
+            let before = previous.map {
+                JSONTextMember.Value.object([
+                    JSONTextMember("is_active", previousIsActive ?? false), JSONTextMember("status", $0.status.rawValue),
+                    JSONTextMember("user_id", $0.userID),
+                ])
             }
-        }
-    }
-
-    /// A read-API body with the `user_id` it belongs to (the read API is asked by user, so it leaves it out).
-    private struct WithUser<Body: Encodable>: Encodable {
-        let body: Body
-        let userID: String?
-
-        enum CodingKeys: String, CodingKey { case user_id }
-
-        func encode(to encoder: any Encoder) throws {
-            try body.encode(to: encoder)
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(userID, forKey: .user_id)
-        }
-    }
-
-    private struct PreviousEntitlement: Encodable {
-        let status: String
-        let isActive: Bool
-        /// Whose it was: what an `entitlement.transferred` receiver takes the access from.
-        let userID: String?
-        enum CodingKeys: String, CodingKey { case status, isActive = "is_active", userID = "user_id" }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(status, forKey: .status)
-            try c.encode(isActive, forKey: .isActive)
-            try c.encode(userID, forKey: .userID)
-        }
-    }
-
-    private struct PreviousTransaction: Encodable {
-        let status: String
-        let amountRefunded: Int64?
-        enum CodingKeys: String, CodingKey { case status, amountRefunded = "amount_refunded" }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(status, forKey: .status)
-            try c.encode(amountRefunded, forKey: .amountRefunded)
+            return [
+                JSONTextMember("entitlement", .object(JSONTextMember.sorted(body.members + [JSONTextMember("user_id", userID)]))),
+                JSONTextMember("previous", before ?? .null),
+            ]
+        case let .transaction(body, userID, previous):
+            let before = previous.map {
+                JSONTextMember.Value.object([
+                    JSONTextMember("amount_refunded", $0.amountRefunded), JSONTextMember("status", $0.status.rawValue),
+                ])
+            }
+            return [
+                JSONTextMember("previous", before ?? .null),
+                JSONTextMember("transaction", .object(JSONTextMember.sorted(body.members + [JSONTextMember("user_id", userID)]))),
+            ]
         }
     }
 }

@@ -50,9 +50,9 @@ struct OutgoingEventWriter: Sendable {
     /// - Returns: the call, or `nil` when there is nothing to write.
     func call(
         _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil
-    ) throws -> Call? {
+    ) -> Call? {
         guard !events.isEmpty || record != nil || rawNotification != nil || links != nil else { return nil }
-        let tails = try events.map { String(decoding: try $0.renderedTail(), as: UTF8.self) }
+        let tails = events.map { String(decoding: $0.renderedTail(), as: UTF8.self) }
         return Call(events: events, tails: tails, record: record, rawNotification: rawNotification, links: links)
     }
 
@@ -64,7 +64,7 @@ struct OutgoingEventWriter: Sendable {
         _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil,
         on connection: PostgresConnection
     ) async throws -> Int {
-        guard let call = try call(events, record: record, rawNotification: rawNotification, links: links) else { return 0 }
+        guard let call = call(events, record: record, rawNotification: rawNotification, links: links) else { return 0 }
         return try await send(call, on: connection)
     }
 
