@@ -15,13 +15,24 @@ public enum Base64URL {
 
     /// Decodes base64url text given as its UTF-8 bytes.
     public static func decode<Text: Collection<UInt8>>(utf8: Text) -> [UInt8]? {
-        guard utf8.count % 4 != 1 else { return nil }
+        // A string's bytes are contiguous: decode them through a buffer, not the generic view.
+        if let decoded = utf8.withContiguousStorageIfAvailable(decode(buffer:)) { return decoded }
+        return decode(buffer: Array(utf8))
+    }
+
+    private static func decode(buffer: [UInt8]) -> [UInt8]? {
+        buffer.withUnsafeBufferPointer(decode(buffer:))
+    }
+
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard buffer.count % 4 != 1 else { return nil }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count * 3 / 4)
+        bytes.reserveCapacity(buffer.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        for character in utf8 {
-            guard let value = sextet(character) else { return nil }
+        for character in buffer {
+            let value = sextets[Int(character)]
+            guard value != invalid else { return nil }
             accumulator = accumulator << 6 | UInt32(value)
             bits += 6
             if bits >= 8 {
@@ -41,14 +52,18 @@ public enum Base64URL {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    private static func sextet(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+    /// Marks a byte outside the alphabet in ``sextets``.
+    private static let invalid: UInt8 = 0xFF
+
+    /// Each byte's 6-bit value in the base64url alphabet, or ``invalid``.
+    private static let sextets: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt8(byte) - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt8(byte) - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0") + 52
         case UInt8(ascii: "-"): 62
         case UInt8(ascii: "_"): 63
-        default: nil
+        default: invalid
         }
     }
 }
