@@ -2,9 +2,9 @@
 import Shared
 
 /// What made an outgoing event: the provider event applied and how it reached Sluice.
-struct EventCause: Sendable, Equatable, Encodable {
+struct EventCause: Sendable, Equatable {
     /// How the change came about.
-    enum Origin: String, Sendable, Encodable, CaseIterable {
+    enum Origin: String, Sendable, CaseIterable {
         /// A provider's webhook (Stripe event, App Store Server Notification).
         case webhook
         /// A StoreKit transaction the app synced.
@@ -29,11 +29,7 @@ struct EventCause: Sendable, Equatable, Encodable {
     var eventID: String?
     var origin: Origin
 
-    enum CodingKeys: String, CodingKey {
-        case provider, eventType = "event_type", eventID = "event_id", origin
-    }
-
-    /// The members as `Encodable` writes them (nothing left out: `null` when unknown).
+    /// The body's `cause` (docs/webhooks.md): nothing left out, `null` when unknown.
     var members: [JSONTextMember] {
         [
             JSONTextMember("provider", provider), JSONTextMember("event_type", eventType), JSONTextMember("event_id", eventID),

@@ -52,7 +52,8 @@ struct OutgoingEvent: Sendable {
         ]
     }
 
-    /// `data`: the state after the change, with its `user_id`, and `previous`, in key order.
+    /// `data`: the state after the change, in the read API's shape plus the `user_id` it belongs
+    /// to (the read API is asked by user, so it leaves it out), and `previous`, in key order.
     private var dataMembers: [JSONTextMember] {
         switch data {
         case let .entitlement(body, userID, previous, previousIsActive):
