@@ -12,7 +12,7 @@ import TestSupport
 /// wins and every effect happens once.
 @Suite(.timeLimit(.minutes(3)))
 struct AppleOrderingTests {
-    static let start = Date().addingTimeInterval(-86_400)
+    static let start = Date().addingTimeInterval(-86_400).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test func aRenewalAppliedBeforeItsSubscribedWins() async throws {

@@ -15,7 +15,7 @@ import PostgresNIO
 @Suite(.timeLimit(.minutes(3)))
 struct AppleTransitionTests {
     static func user() -> String { UUID().uuidString.lowercased() }
-    static let start = Date().addingTimeInterval(-3_600)
+    static let start = Date().addingTimeInterval(-3_600).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test func subscribedCreatesAnActiveEntitlementAndTransaction() async throws {

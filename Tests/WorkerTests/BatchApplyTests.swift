@@ -11,7 +11,7 @@ import TestSupport
 /// Events applied in batches (`WORKER_BATCH_SIZE`): one transaction, a savepoint per event.
 @Suite(.timeLimit(.minutes(3)))
 struct BatchApplyTests {
-    static let start = Date().addingTimeInterval(-7_200)
+    static let start = Date().addingTimeInterval(-7_200).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test(arguments: [(0, 16, 0), (1, 16, 1), (5, 2, 3), (32, 16, 2), (33, 16, 3), (7, 1, 7)])

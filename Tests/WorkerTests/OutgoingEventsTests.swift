@@ -14,7 +14,7 @@ import TestSupport
 /// receiver verifies Standard Webhooks.
 @Suite(.timeLimit(.minutes(5)))
 struct OutgoingEventsTests {
-    static let start = Date().addingTimeInterval(-3_600)
+    static let start = Date().addingTimeInterval(-3_600).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     /// Adds an endpoint as `worker endpoints add` does; returns it with its secret.

@@ -10,7 +10,7 @@ import NIOCore
 /// What Sluice knows of an entitlement reaches the read API, and the history pages with a cursor.
 @Suite(.timeLimit(.minutes(3)))
 struct ReadAPIFieldsTests {
-    static let start = Date().addingTimeInterval(-3_600)
+    static let start = Date().addingTimeInterval(-3_600).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test func anAppleSubscriptionShowsItsRenewalFields() async throws {

@@ -13,7 +13,7 @@ import PostgresNIO
 /// never stale, the signed `appAccountToken` decides, and a re-signed transaction is applied.
 @Suite(.timeLimit(.minutes(3)))
 struct StoreKitLinkingTests {
-    static let start = Date().addingTimeInterval(-3_600)
+    static let start = Date().addingTimeInterval(-3_600).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test func aSyncOlderThanTheNewestNotificationStillLinksItsUser() async throws {

@@ -14,7 +14,7 @@ import PostgresNIO
 @Suite(.timeLimit(.minutes(3)))
 struct StripeTransitionTests {
     typealias O = StripeObjects
-    static let start = Date().addingTimeInterval(-3_600)
+    static let start = Date().addingTimeInterval(-3_600).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
     static let periodEnd = Date().addingTimeInterval(30 * 86_400).rounded
     static let user = "user_1"
@@ -310,6 +310,8 @@ struct StripeTransitionTests {
 }
 
 extension Date {
-    /// Whole seconds, as Stripe times are.
+    /// Whole seconds, as Stripe times are. The suites' start times are whole seconds too: a time
+    /// within half a millisecond of the next second, sent as Apple's milliseconds, rounds into it,
+    /// and an RFC 3339 time read back then names another second than the one sent.
     var rounded: Date { Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)) }
 }

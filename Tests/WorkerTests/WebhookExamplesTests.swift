@@ -15,7 +15,7 @@ import TestSupport
 struct WebhookExamplesTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let examples = repository.appendingPathComponent("docs/webhook-examples")
-    static let start = Date().addingTimeInterval(-7_200)
+    static let start = Date().addingTimeInterval(-7_200).rounded
     static func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
 
     @Test func everyTypeIsDocumentedWithAnExampleOfTheShapeSluiceSends() async throws {
