@@ -46,6 +46,17 @@ struct HeldStateWritesTests {
         var seededAgain = TransactionState(source: .webCheckout, providerTransactionID: "pi_seeded", status: .succeeded)
         seededAgain.amount = 500
         seededAgain.lastEventTime = base.addingTimeInterval(30)
+        // Transactions of one entitlement, for the user assignments: saved before the first
+        // assignment, after it, and once before and again after.
+        let lateKey = "stripe:production:late"
+        var before = TransactionState(source: .webCheckout, providerTransactionID: "pi_late_before", status: .succeeded)
+        before.entitlementKey = lateKey
+        var after = before
+        after.providerTransactionID = "pi_late_after"
+        var twice = before
+        twice.providerTransactionID = "pi_late_twice"
+        var twiceRefunded = twice
+        twiceRefunded.status = .refunded
         let id = UUID()  // not used: each save names its row below
         return [
             .entitlement(renewed, id: id, announcedActive: true),
@@ -55,7 +66,24 @@ struct HeldStateWritesTests {
             .transaction(refunded, id: id, eventID: 12),
             .transaction(refunded, id: id, eventID: 13),
             .transaction(seededAgain, id: id, eventID: 14),
+            .transaction(before, id: id, eventID: 15),
+            .transaction(twice, id: id, eventID: 15),
+            .userAssignment(entitlementKey: lateKey, userID: "user_late"),
+            // The first assignment counts: the rows it reached have a user now.
+            .userAssignment(entitlementKey: lateKey, userID: "user_later"),
+            .transaction(after, id: id, eventID: 16),
+            .transaction(twiceRefunded, id: id, eventID: 16),
+            // Seeded without a user, loaded: its answer shows the assigned user.
+            .transaction(seededLate("pi_late_loaded", status: .refunded, userID: "user_late"), id: id, eventID: 17),
         ]
+    }
+
+    /// A transaction of the late-linked entitlement stored without a user.
+    static func seededLate(_ providerID: String, status: TransactionStatus = .succeeded, userID: String? = nil) -> TransactionState {
+        var t = TransactionState(source: .webCheckout, providerTransactionID: providerID, status: status)
+        t.entitlementKey = "stripe:production:late"
+        t.userID = userID
+        return t
     }
 
     struct Outcome: Sendable, Equatable {
@@ -63,6 +91,7 @@ struct HeldStateWritesTests {
         var answers: [String]
         var entitlements: [String]
         var history: [String]
+        var transactionUsers: [String]
     }
 
     @Test
@@ -72,7 +101,41 @@ struct HeldStateWritesTests {
         #expect(held.answers == atOnce.answers)
         #expect(held.entitlements == atOnce.entitlements)
         #expect(held.history == atOnce.history)
-        #expect(atOnce.history.count == 3, "pi_seeded succeeded; pi_new succeeded, then refunded once; pi_seeded unchanged: \(atOnce.history)")
+        #expect(held.transactionUsers == atOnce.transactionUsers)
+        #expect(
+            atOnce.transactionUsers == [
+                "pi_late_after|", "pi_late_before|user_late", "pi_late_loaded|user_late", "pi_late_owned|user_other",
+                "pi_late_twice|", "pi_late_unloaded|user_late", "pi_new|", "pi_seeded|",
+            ])
+        #expect(
+            atOnce.history.count == 11,
+            "4 seeded; pi_new succeeded, then refunded once; pi_seeded unchanged; 3 late ones succeeded, 2 refunded: \(atOnce.history)")
+    }
+
+    /// A held assignment reaches the held saves before it and only those (``HeldStateWrite``'s
+    /// `hold`): a table of what each held transaction's user becomes.
+    @Test(arguments: [
+        // (the held transaction's entitlement, its user) → its user after the assignment of "e1" to "u1"
+        (("e1", nil), "u1"),
+        (("e1", "u0"), "u0"),
+        (("e2", nil), nil),
+        ((nil, nil), nil),
+    ] as [((String?, String?), String?)])
+    func aHeldAssignmentReachesTheHeldSavesBeforeIt(_ held: (String?, String?), _ expected: String?) {
+        var t = TransactionState(source: .storeKit, providerTransactionID: "1", status: .succeeded)
+        (t.entitlementKey, t.userID) = held
+        var writes: [HeldStateWrite] = []
+        writes.hold(.transaction(t, id: UUID(), eventID: 1))
+        writes.hold(.userAssignment(entitlementKey: "e1", userID: "u1"))
+        var later = t
+        later.providerTransactionID = "2"
+        writes.hold(.transaction(later, id: UUID(), eventID: 2))
+        let users = writes.compactMap { write -> String?? in
+            guard case let .transaction(state, _, _) = write else { return nil }
+            return .some(state.userID)
+        }
+        #expect(users == [expected, held.1], "a save held after the assignment keeps its own user")
+        #expect(writes.count == 3)
     }
 
     /// Seeds two rows at once, then makes ``saves()`` in one transaction, held (with the rows
@@ -83,6 +146,9 @@ struct HeldStateWritesTests {
                 let store = StateStore(connection: connection, logger: TestDatabase.logger)
                 try await store.save(seeded("apple:production:1"))
                 try await store.save(TransactionState(source: .webCheckout, providerTransactionID: "pi_seeded", status: .succeeded), eventID: 10)
+                try await store.save(seededLate("pi_late_loaded"), eventID: 10)
+                try await store.save(seededLate("pi_late_unloaded"), eventID: 10)
+                try await store.save(seededLate("pi_late_owned", userID: "user_other"), eventID: 10)
             }
             var answers: [(id: UUID, line: String)] = []
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
@@ -91,7 +157,9 @@ struct HeldStateWritesTests {
                     connection: connection, logger: TestDatabase.logger, prefetched: holding ? PrefetchedRows() : nil, pendingWrites: buffer)
                 try await store.prefetch(PrefetchedRows.Plan(
                     entitlementKeys: ["apple:production:1", "apple:production:2"],
-                    transactionKeys: [.init(.webCheckout, "pi_new", environment: .production), .init(.webCheckout, "pi_seeded", environment: .production)]))
+                    transactionKeys: Set(["pi_new", "pi_seeded", "pi_late_before", "pi_late_after", "pi_late_twice", "pi_late_loaded"].map {
+                        .init(.webCheckout, $0, environment: .production)
+                    })))
                 for save in saves() {
                     switch save {
                     case let .entitlement(state, _, announcedActive):
@@ -99,11 +167,14 @@ struct HeldStateWritesTests {
                         answers.append((saved.id, "\(state.entityKey) before: \(saved.previous.map { "\($0.status) \($0.expiresAt as Any)" } ?? "none")"))
                     case let .transaction(state, _, eventID):
                         let saved = try await store.save(state, eventID: eventID)
-                        answers.append((saved.id, "\(state.providerTransactionID) before: \(saved.previous.map { "\($0.status)" } ?? "none")"))
+                        let before = saved.previous.map { "\($0.status) \($0.userID ?? "no user")" } ?? "none"
+                        answers.append((saved.id, "\(state.providerTransactionID) before: \(before)"))
+                    case let .userAssignment(entitlementKey, userID):
+                        try await store.assignUser(userID, toTransactionsOf: entitlementKey)
                     }
                 }
                 if let buffer {
-                    #expect(try await Self.count("transaction_status_history", on: connection) == 1, "held, not sent")
+                    #expect(try await Self.count("transaction_status_history", on: connection) == 4, "held, not sent")
                     try await buffer.flush()
                 }
             }
@@ -119,7 +190,9 @@ struct HeldStateWritesTests {
                     """
                     SELECT concat_ws('|', t.provider_transaction_id, h.status, h.event_id, t.amount, t.amount_refunded, t.refunded_at)
                     FROM transaction_status_history h JOIN transactions t ON t.id = h.transaction_id ORDER BY h.id
-                    """))
+                    """),
+                transactionUsers: try await db.strings(
+                    "SELECT concat(provider_transaction_id, '|', user_id) FROM transactions ORDER BY provider_transaction_id"))
         }
     }
 
@@ -161,7 +234,9 @@ struct HeldStateWritesTests {
                 case .entitlementKeysOfUser:
                     #expect(try await store.entitlementKeys(ofUser: "user_held") == [key])
                 case .assignUser:
+                    // Held too now (sql/0025): the save it follows must be sent before it.
                     try await store.assignUser("user_late", toTransactionsOf: key)
+                    try await buffer.flush()
                     var users: [String?] = []
                     for try await user in try await connection.query(
                         "SELECT user_id FROM transactions WHERE provider_transaction_id = 'pi_held'", logger: TestDatabase.logger

@@ -11,9 +11,14 @@ public enum HeldStateWrite: Sendable, Equatable {
     case entitlement(EntitlementState, id: UUID, announcedActive: Bool)
     /// `eventID`: the queue row whose event made the change, for the status history.
     case transaction(TransactionState, id: UUID, eventID: Int64)
+    /// Every transaction of the entitlement `entitlementKey` without a user gets `userID` (a
+    /// purchase linked late, ``StateStore/assignUser(_:toTransactionsOf:)``). The held saves it
+    /// reaches take the user when it is held (``hold(_:)``); the database's other rows in
+    /// `sluice_save_held_states` (sql/0025), which leaves the held rows to their last held save.
+    case userAssignment(entitlementKey: String, userID: String)
 
-    /// The argument of `sluice_save_held_states` (sql/0024) for `writes`, in order: an object
-    /// with the entitlements' and the transactions' rows, each numbered (`n`) by its place in
+    /// The argument of `sluice_write_batch` (sql/0024, sql/0025) for `writes`, in order: an object
+    /// with the entitlements', the transactions' and the user assignments' rows, each numbered (`n`) by its place in
     /// `writes`; times as microseconds since 2000-01-01, as a bind parameter sends them.
     public static func argument(_ writes: [HeldStateWrite]) -> String {
         var json = JSONTextWriter()
@@ -31,6 +36,18 @@ public enum HeldStateWrite: Sendable, Equatable {
                 rows.array { array in
                     for (n, write) in writes.enumerated() {
                         if case let .transaction(state, id, eventID) = write { transactionRow(n: n, id: id, state, eventID: eventID, to: &array) }
+                    }
+                }
+            }
+            argument.member("assignments") { rows in
+                rows.array { array in
+                    for (n, write) in writes.enumerated() {
+                        guard case let .userAssignment(entitlementKey, userID) = write else { continue }
+                        array.object { row in
+                            row.member("n", n)
+                            row.member("entitlement_key", entitlementKey)
+                            row.member("user_id", userID)
+                        }
                     }
                 }
             }
@@ -93,5 +110,23 @@ public enum HeldStateWrite: Sendable, Equatable {
             row.member("last_event_time_us", t.lastEventTime?.postgresMicroseconds)
             row.member("event_id", eventID)
         }
+    }
+}
+
+extension [HeldStateWrite] {
+    /// Appends `write` as the next held write. A user assignment first gives its user to the
+    /// held saves it reaches — the entitlement's transactions saved without a user so far — as
+    /// the assignment run at once after them would; saves held after it keep their own user.
+    public mutating func hold(_ write: HeldStateWrite) {
+        if case let .userAssignment(entitlementKey, userID) = write {
+            for index in indices {
+                guard case .transaction(var state, let id, let eventID) = self[index],
+                      state.entitlementKey == entitlementKey, state.userID == nil
+                else { continue }
+                state.userID = userID
+                self[index] = .transaction(state, id: id, eventID: eventID)
+            }
+        }
+        append(write)
     }
 }

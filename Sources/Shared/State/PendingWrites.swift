@@ -10,8 +10,9 @@
 /// or transaction not loaded ahead, a bulk update, an event record), so every statement sees the
 /// database as it would have been had they been written at once.
 public protocol PendingWrites: Sendable {
-    /// Holds an entitlement's or a transaction's save, to be sent before the other held writes
-    /// (they touch other tables, so the order between the two kinds does not matter).
+    /// Holds an entitlement's or a transaction's save, or a user assignment, to be sent before
+    /// the other held writes (they touch other tables, so the order between the two kinds does
+    /// not matter); kept in order as `[HeldStateWrite].hold(_:)` keeps them.
     func hold(_ write: HeldStateWrite)
 
     /// Sends what is held, in the order it was added; afterwards nothing is held.

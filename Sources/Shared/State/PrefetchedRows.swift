@@ -221,6 +221,18 @@ public final class PrefetchedRows: Sendable {
         }
     }
 
+    /// The entitlement's known transactions without a user take `userID`, as the held
+    /// assignment (``HeldStateWrite/userAssignment(entitlementKey:userID:)``) will store them.
+    public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) {
+        contents.withLock { contents in
+            for (key, known) in contents.transactions {
+                guard var row = known, row.entitlementKey == entitlementKey, row.userID == nil else { continue }
+                row.userID = userID
+                contents.transactions[key] = row
+            }
+        }
+    }
+
     /// Forgets every transaction of an entitlement (their user was assigned in one statement).
     public func forgetTransactions(ofEntitlement entitlementKey: String) {
         contents.withLock { contents in

@@ -273,7 +273,15 @@ extension StateStore {
     }
 
     /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
+    ///
+    /// With ``pendingWrites`` and ``prefetched`` the assignment is held (``HeldStateWrite``): the
+    /// rows known here take the user at once, and the database's in the batch's statement.
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
+        if let pendingWrites, let prefetched {
+            prefetched.assignUser(userID, toTransactionsOf: entitlementKey)
+            pendingWrites.hold(.userAssignment(entitlementKey: entitlementKey, userID: userID))
+            return
+        }
         prefetched?.forgetTransactions(ofEntitlement: entitlementKey)
         try await flushPendingWrites()
         try await connection.query(

@@ -36,7 +36,7 @@ final class AppliedWritesBuffer: PendingWrites {
     }
 
     func hold(_ write: HeldStateWrite) {
-        contents.withLock { $0.states.append(write) }
+        contents.withLock { $0.states.hold(write) }
     }
 
     func flush() async throws {
