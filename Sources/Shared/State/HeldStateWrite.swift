@@ -14,12 +14,13 @@ public enum HeldStateWrite: Sendable, Equatable {
     /// Every transaction of the entitlement `entitlementKey` without a user gets `userID` (a
     /// purchase linked late, ``StateStore/assignUser(_:toTransactionsOf:)``). The held saves it
     /// reaches take the user when it is held (``hold(_:)``); the database's other rows in
-    /// `sluice_save_held_states` (sql/0025), which leaves the held rows to their last held save.
+    /// `sluice_assign_held_users` (sql/0025), which leaves the held rows to their last held save.
     case userAssignment(entitlementKey: String, userID: String)
 
     /// The argument of `sluice_write_batch` (sql/0024, sql/0025) for `writes`, in order: an object
-    /// with the entitlements', the transactions' and the user assignments' rows, each numbered (`n`) by its place in
-    /// `writes`; times as microseconds since 2000-01-01, as a bind parameter sends them.
+    /// with the entitlements', the transactions' and the user assignments' rows, each numbered
+    /// (`n`) by its place in `writes`; times as microseconds since 2000-01-01, as a bind parameter
+    /// sends them.
     public static func argument(_ writes: [HeldStateWrite]) -> String {
         var json = JSONTextWriter()
         json.object { argument in
@@ -121,9 +122,8 @@ extension [HeldStateWrite] {
         if case let .userAssignment(entitlementKey, userID) = write {
             for index in indices {
                 guard case .transaction(var state, let id, let eventID) = self[index],
-                      state.entitlementKey == entitlementKey, state.userID == nil
+                      state.takeUser(userID, assignedTo: entitlementKey)
                 else { continue }
-                state.userID = userID
                 self[index] = .transaction(state, id: id, eventID: eventID)
             }
         }

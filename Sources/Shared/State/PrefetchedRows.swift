@@ -226,8 +226,7 @@ public final class PrefetchedRows: Sendable {
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) {
         contents.withLock { contents in
             for (key, known) in contents.transactions {
-                guard var row = known, row.entitlementKey == entitlementKey, row.userID == nil else { continue }
-                row.userID = userID
+                guard var row = known, row.takeUser(userID, assignedTo: entitlementKey) else { continue }
                 contents.transactions[key] = row
             }
         }
