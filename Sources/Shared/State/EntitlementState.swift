@@ -81,7 +81,8 @@ public struct TransactionState: Sendable, Equatable {
     public var productID: String?
     public var productType: ProductType?
     public var status: TransactionStatus
-    /// Minor units (cents); Apple prices are milli-units and are divided by 10 to match.
+    /// ISO 4217 minor units of `currency` (``CurrencyMinorUnits``): cents for USD, yen for JPY,
+    /// fils for KWD; Apple's milliunits are converted to them.
     public var amount: Int64?
     public var currency: String?
     public var purchasedAt: Date?

@@ -304,9 +304,11 @@ struct AppleDecider {
             source: .storeKit, providerTransactionID: tx.transactionId, environment: environment, status: .succeeded)
         transaction.productID = tx.productId
         transaction.productType = productType
-        // Apple prices are milli-units; the ledger keeps minor units (cents).
-        transaction.amount = tx.price.map { $0 / 10 }
-        transaction.currency = tx.currency
+        // Apple's `price` is in milliunits of `currency`, for the whole `quantity`; the ledger keeps
+        // ISO 4217 minor units (yen for JPY, cents for USD, fils for KWD).
+        let currency = tx.currency.map(CurrencyMinorUnits.init)
+        transaction.amount = tx.price.map { price in currency?.minorUnits(fromMilliunits: price) ?? price / 10 }
+        transaction.currency = currency?.code
         transaction.purchasedAt = tx.purchaseDate
         return transaction
     }

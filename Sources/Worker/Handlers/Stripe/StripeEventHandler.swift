@@ -86,8 +86,7 @@ struct StripeEventHandler: BatchableJobHandler {
         case .mayChangeState:
             break
         }
-        var subject = try await Self.resolvedSubject(of: event, in: store)
-        try await store.lock(subject.lockKeys)
+        var subject = try await Self.lockedSubject(of: event, in: store)
         var state = StripeDecider.State()
         if let key = subject.entitlementKey { state.entitlement = try await store.entitlement(key) }
         if let key = subject.transactionKey {
@@ -98,6 +97,35 @@ struct StripeEventHandler: BatchableJobHandler {
             subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
         }
         return try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store, announcer: announcer)
+    }
+
+    /// The most times ``lockedSubject(of:in:)`` finds more to lock before it gives up (the event
+    /// is retried): each round adds keys that another event's commit linked to the payment.
+    static let lockRounds = 4
+
+    /// ``resolvedSubject(of:in:)`` under the locks of everything it names.
+    ///
+    /// One payment is reached through several ids: its PaymentIntent, its charge, a refund, a
+    /// dispute, its invoice. A refund resolved while its payment's first event is still being
+    /// applied (in another transaction) sees no stored transaction, so it names the payment only,
+    /// not the entitlement the payment is creating. Both lock the payment's key, so the refund waits
+    /// for that commit; the subject is then resolved again under the lock, and what it names now
+    /// (the entitlement) is locked and loaded too. Without this second look the refund moved the
+    /// ledger row and left the access on (issue 36).
+    static func lockedSubject(of event: StripeEvent, in store: StateStore) async throws -> StripeDecider.Subject {
+        var subject = try await resolvedSubject(of: event, in: store)
+        var held: Set<String> = []
+        for _ in 0..<lockRounds {
+            let wanted = subject.lockKeys
+            if wanted.isSubset(of: held) { return subject }
+            try await store.lock(wanted.subtracting(held))
+            held.formUnion(wanted)
+            subject = try await resolvedSubject(of: event, in: store)
+        }
+        guard subject.lockKeys.isSubset(of: held) else {
+            throw StateStoreError(reason: "what \(event.type) is about kept changing while it was locked; retried")
+        }
+        return subject
     }
 
     /// ``subject(of:in:)``, with the entitlement of a payment that names none found through its stored transaction.
