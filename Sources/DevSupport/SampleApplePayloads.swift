@@ -16,6 +16,10 @@ public struct SampleAppleTransaction: Codable, Sendable {
     public var appAccountToken: String?
     public var revocationDate: Int64?
     public var revocationReason: Int?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
+    public var revocationType: String?
+    /// Milliunits of a percent, with `REFUND_PRORATED`.
+    public var revocationPercentage: Int64?
     public var offerType: Int?
     public var offerDiscountType: String?
     public var offerIdentifier: String?

@@ -39,6 +39,10 @@ struct AppleDeciderTests {
         var userID: String?
         var entityKey: String?
         var environment: PurchaseEnvironment?
+        var isTrial: Bool?
+        /// The ledger row's amount and refunded amount (minor units).
+        var amount: Int64?
+        var amountRefunded: Int64??
         /// Whether the decision writes the entitlement at all.
         var writesEntitlement = true
     }
@@ -153,9 +157,45 @@ struct AppleDeciderTests {
         Row(name: "auto-renew on again clears cancelled_at", state: loaded(.cancelled) { $0.cancelledAt = day(5) },
             event: event("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", at: 10, tx("t1"), renewal: renewal(signed: 10)),
             expect: .init(status: .active, willRenew: true, cancelledAt: .some(nil))),
-        Row(name: "a renewal preference is the product it renews into", state: loaded(.active),
-            event: event("DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: 10, tx("t1"), renewal: renewal(signed: 10, next: "pro.yearly")),
-            expect: .init(status: .active, productID: "pro.monthly", pendingProductID: "pro.yearly")),
+        Row(name: "a downgrade is the product it renews into, the current one kept", state: loaded(.active),
+            event: event("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", at: 10, tx("t1"), renewal: renewal(signed: 10, next: "pro.basic")),
+            expect: .init(status: .active, productID: "pro.monthly", expiresAt: day(30), pendingProductID: "pro.basic")),
+        Row(name: "an upgrade takes effect at once: a new period on the higher product, paid", state: loaded(.active),
+            event: event("DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: 10, tx("t2", expires: 375, product: "pro.yearly"),
+                         renewal: renewal(signed: 10, next: "pro.yearly")),
+            expect: .init(status: .active, transaction: .succeeded, productID: "pro.yearly", expiresAt: day(375), pendingProductID: .some(nil))),
+        Row(name: "an upgrade during a free trial ends the trial", state: loaded(.trialing) { $0.isTrial = true; $0.trialEndsAt = day(7) },
+            event: event("DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: 3, tx("t2", expires: 368, product: "pro.yearly"),
+                         renewal: renewal(signed: 3, next: "pro.yearly")),
+            expect: .init(status: .active, productID: "pro.yearly", isTrial: false)),
+        Row(name: "a free trial from a promotional offer is a trial", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1", expires: 7) { $0.offerType = 2; $0.offerDiscountType = "FREE_TRIAL"; $0.offerIdentifier = "promo.week" }),
+            expect: .init(status: .trialing, expiresAt: day(7), offerType: "promotional", isTrial: true)),
+        Row(name: "a free trial from an offer code is a trial", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1", expires: 7) { $0.offerType = 3; $0.offerDiscountType = "FREE_TRIAL"; $0.offerIdentifier = "CODE7" }),
+            expect: .init(status: .trialing, expiresAt: day(7), offerType: "offer_code", isTrial: true)),
+        Row(name: "a paid promotional offer is no trial", state: none,
+            event: event("SUBSCRIBED", "INITIAL_BUY", at: 0, tx("t1") { $0.offerType = 2; $0.offerDiscountType = "PAY_AS_YOU_GO"; $0.offerIdentifier = "promo.half" }),
+            expect: .init(status: .active, isTrial: false)),
+        Row(name: "a renewal after billing retry is active again (announced as recovered)", state: loaded(.pastDue, changed: 30) { $0.billingIssueDetectedAt = day(30) },
+            event: event("DID_RENEW", "BILLING_RECOVERY", at: 40, tx("t2", expires: 70), renewal: renewal(signed: 40)),
+            expect: .init(status: .active, expiresAt: day(70), billingIssueDetectedAt: .some(nil))),
+        Row(name: "a prorated refund ends access and records the share refunded", state: loaded(.active),
+            event: event("REFUND", at: 10, tx("t1") {
+                $0.revocationDate = day(10).appleMilliseconds; $0.revocationType = "REFUND_PRORATED"; $0.revocationPercentage = 33_333 }),
+            expect: .init(status: .refunded, transaction: .refunded, amount: 999, amountRefunded: 333)),
+        Row(name: "a full refund records the whole amount", state: loaded(.active),
+            event: event("REFUND", at: 10, tx("t1") { $0.revocationDate = day(10).appleMilliseconds; $0.revocationType = "REFUND_FULL" }),
+            expect: .init(status: .refunded, transaction: .refunded, amountRefunded: 999)),
+        Row(name: "one of three consumables refunded: a third of the amount, the purchase refunded", state: none,
+            event: event("REFUND", at: 10, tx("t1", expires: nil, product: "coins.100", type: "Consumable") {
+                $0.quantity = 3; $0.price = 2_970; $0.revocationDate = day(10).appleMilliseconds
+                $0.revocationType = "REFUND_PRORATED"; $0.revocationPercentage = 33_333 }),
+            expect: .init(status: .refunded, transaction: .refunded, productID: "coins.100", amount: 297, amountRefunded: 99)),
+        Row(name: "a consumable is one entitlement per purchase, refunded by its refund", state: none,
+            event: event("REFUND", at: 10, tx("t9", expires: nil, product: "coins.100", type: "Consumable") {
+                $0.originalTransactionId = "t9"; $0.revocationDate = day(10).appleMilliseconds }),
+            expect: .init(status: .refunded, transaction: .refunded, entityKey: "apple:t9")),
         Row(name: "a billing failure in a grace period keeps access until the grace end", state: loaded(.active),
             event: event("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: 30, tx("t1"),
                          renewal: renewal(signed: 30) { $0.isInBillingRetryPeriod = true; $0.gracePeriodExpiresDate = day(36).appleMilliseconds }),
@@ -256,5 +296,8 @@ struct AppleDeciderTests {
             #expect(decision.links.allSatisfy { $0.scope == AppleDecider.linkScope(environment) })
         }
         if let status = expect.transaction { #expect(decision.transactions.first?.status == status) }
+        if let isTrial = expect.isTrial { #expect(e.isTrial == isTrial) }
+        if let amount = expect.amount { #expect(decision.transactions.first?.amount == amount) }
+        if let refunded = expect.amountRefunded { #expect(decision.transactions.first?.amountRefunded == refunded) }
     }
 }

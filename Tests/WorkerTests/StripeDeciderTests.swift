@@ -33,6 +33,10 @@ struct StripeDeciderTests {
         var expiresAt: Date?
         var willRenew: Bool?
         var amountRefunded: Int64?
+        /// The ledger row's amount (minor units).
+        var amount: Int64?
+        /// The status written for each companion product of a subscription with several items.
+        var companions: [String: EntitlementStatus]?
         var detail: String?
         var links: [ProviderLink.Kind]?
     }
@@ -65,6 +69,18 @@ struct StripeDeciderTests {
         return t
     }
 
+    /// The entitlement of a subscription's other item, `product`.
+    static func companion(_ product: String, _ status: EntitlementStatus) -> EntitlementState {
+        var e = entitlement(status, product: product)
+        e.entityKey = StripeDecider.companionKey(of: key, product: product)
+        return e
+    }
+
+    /// A dispute of `pi_1`'s charge for its whole amount.
+    static func dispute(_ status: String) -> JSONValue {
+        json(#"{"id":"dp_1","object":"dispute","charge":"ch_1","payment_intent":"pi_1","status":"\#(status)","amount":999,"currency":"usd"}"#)
+    }
+
     static func json(_ text: String) -> JSONValue { try! JSONValue.parse(Data(text.utf8)) }
 
     static let subscribed = StripeDecider.Subject(entitlementKey: key, userID: "user_1", productID: "pro.monthly", isKnown: true)
@@ -74,8 +90,10 @@ struct StripeDeciderTests {
     static func subscription(_ fields: String = "") -> JSONValue {
         json(#"{"id":"sub_1","object":"subscription","status":"active","current_period_end":1752592000,"cancel_at_period_end":false"# + fields + "}")
     }
-    static func invoice(_ id: String, reason: String = "subscription_cycle", paid: Int = 999, end: Int = 1_755_184_000) -> JSONValue {
-        json(#"{"id":"\#(id)","object":"invoice","billing_reason":"\#(reason)","amount_paid":\#(paid),"currency":"usd","#
+    static func invoice(
+        _ id: String, reason: String = "subscription_cycle", paid: Int = 999, subtotal: Int? = nil, end: Int = 1_755_184_000
+    ) -> JSONValue {
+        json(#"{"id":"\#(id)","object":"invoice","billing_reason":"\#(reason)","amount_paid":\#(paid),"subtotal":\#(subtotal ?? paid),"currency":"usd","#
              + #""lines":{"data":[{"period":{"start":1752592000,"end":\#(end)}}]}}"#)
     }
     static func charge(refunded: Bool, amountRefunded: Int) -> JSONValue {
@@ -182,6 +200,21 @@ struct StripeDeciderTests {
         Row(name: "a trial's $0 first invoice is recorded", type: "invoice.paid",
             object: invoice("in_0", reason: "subscription_create", paid: 0), subject: paying("in_0", invoice: "in_0"),
             expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil))),
+        Row(name: "a first invoice paid in full by a coupon is a payment of 0", type: "invoice.paid",
+            object: invoice("in_0", reason: "subscription_create", paid: 0, subtotal: 999), subject: paying("in_0", invoice: "in_0"),
+            state: .init(entitlement: entitlement(.active)),
+            expect: .init(outcome: .applied, entitlement: .active, transaction: .succeeded, amount: 0)),
+        Row(name: "a $0 renewal (a 100 % coupon) extends the period and enters the ledger at 0", type: "invoice.paid",
+            object: invoice("in_4", paid: 0, subtotal: 999), subject: paying("in_4", invoice: "in_4"), state: .init(entitlement: entitlement(.active)),
+            expect: .init(outcome: .applied, entitlement: .active, transaction: .succeeded, expiresAt: T.nextPeriodEnd, amount: 0)),
+        Row(name: "a renewal in yen is stored in yen", type: "invoice.paid",
+            object: json(#"{"id":"in_6","object":"invoice","billing_reason":"subscription_cycle","amount_paid":480,"currency":"jpy","lines":{"data":[{"period":{"start":1752592000,"end":1755184000}}]}}"#),
+            subject: paying("in_6", invoice: "in_6"), state: .init(entitlement: entitlement(.active)),
+            expect: .init(outcome: .applied, transaction: .succeeded, amount: 480)),
+        Row(name: "Stripe's two-decimal ISK becomes ISO 4217's whole krónur", type: "invoice.paid",
+            object: json(#"{"id":"in_8","object":"invoice","billing_reason":"subscription_cycle","amount_paid":149900,"currency":"isk","lines":{"data":[{"period":{"start":1752592000,"end":1755184000}}]}}"#),
+            subject: paying("in_8", invoice: "in_8"), state: .init(entitlement: entitlement(.active)),
+            expect: .init(outcome: .applied, transaction: .succeeded, amount: 1_499)),
         Row(name: "an invoice of the app's subscription that names no user yet waits for it", type: "invoice.paid",
             object: invoice("in_1"), subject: .init(entitlementKey: key, transactionKey: "in_1", productID: "pro.monthly", invoiceID: "in_1", isKnown: true),
             expect: .init(unlinked: true)),
@@ -197,6 +230,35 @@ struct StripeDeciderTests {
         Row(name: "an invoice of no subscription is recorded", type: "invoice.paid",
             object: invoice("in_5", reason: "manual"), subject: paying("in_5", invoice: "in_5", entitlement: nil),
             expect: .init(outcome: .recorded, transaction: .some(nil))),
+
+        // Subscriptions with several items: one entitlement per item's product, sharing the subscription's life
+        Row(name: "each item of a subscription grants its product", type: "customer.subscription.created",
+            object: subscription(#","items":{"data":[{"price":{"id":"price_1","product":"prod_1"}},{"price":{"id":"price_2","product":"prod_2","lookup_key":"addon.storage"}},{"price":{"id":"price_3","product":"prod_3","metadata":{"product_id":"addon.support"}}}]}"#),
+            subject: subscribed,
+            expect: .init(outcome: .applied, entitlement: .active, productID: "pro.monthly",
+                          companions: ["addon.storage": .active, "addon.support": .active])),
+        Row(name: "an item whose product is the subscription's adds no second entitlement", type: "customer.subscription.updated",
+            object: subscription(#","items":{"data":[{"price":{"id":"price_1","product":"prod_1"}},{"price":{"id":"price_1b","product":"prod_1","metadata":{"product_id":"pro.monthly"}}}]}"#),
+            subject: subscribed, state: .init(entitlement: entitlement(.active)),
+            expect: .init(outcome: .applied, entitlement: .active, companions: [:])),
+        Row(name: "a cancellation reaches every item", type: "customer.subscription.updated",
+            object: json(#"{"id":"sub_1","object":"subscription","status":"active","current_period_end":1752592000,"cancel_at_period_end":true,"#
+                         + #""items":{"data":[{"price":{"id":"price_1","product":"prod_1"}},{"price":{"id":"price_2","product":"prod_2","lookup_key":"addon.storage"}}]}}"#),
+            subject: subscribed, state: .init(entitlement: entitlement(.active), companions: [companion("addon.storage", .active)]),
+            expect: .init(outcome: .applied, entitlement: .cancelled, companions: ["addon.storage": .cancelled])),
+        Row(name: "an item removed from the subscription expires, the others go on", type: "customer.subscription.updated",
+            object: subscription(#","items":{"data":[{"price":{"id":"price_1","product":"prod_1"}}]}"#),
+            subject: subscribed, state: .init(entitlement: entitlement(.active), companions: [companion("addon.storage", .active)]),
+            expect: .init(outcome: .applied, entitlement: .active, companions: ["addon.storage": .expired])),
+        Row(name: "a renewal invoice extends every item", type: "invoice.paid",
+            object: invoice("in_3"), subject: paying("in_3", invoice: "in_3"),
+            state: .init(entitlement: entitlement(.pastDue), companions: [companion("addon.storage", .pastDue)]),
+            expect: .init(outcome: .applied, entitlement: .active, expiresAt: T.nextPeriodEnd, companions: ["addon.storage": .active])),
+        Row(name: "a refund of the period in force ends every item's access", type: "charge.refunded",
+            object: charge(refunded: true, amountRefunded: 999), subject: paying("in_2"),
+            state: .init(entitlement: entitlement(.active), transaction: transaction("in_2", .succeeded, paidUntil: T.periodEnd),
+                         companions: [companion("addon.storage", .active)]),
+            expect: .init(outcome: .applied, entitlement: .refunded, transaction: .refunded, companions: ["addon.storage": .refunded])),
 
         // Refunds and disputes
         Row(name: "a partial refund records the amount and keeps the status", type: "charge.refunded",
@@ -220,10 +282,27 @@ struct StripeDeciderTests {
         Row(name: "so is a dispute of it", type: "charge.dispute.created",
             object: json(#"{"id":"dp_9","object":"dispute","charge":"ch_9","payment_intent":"pi_9","status":"needs_response"}"#),
             subject: .init(transactionKey: "pi_9", paymentIsOutsideTheApp: true), expect: .init(outcome: .recorded)),
-        Row(name: "a lost dispute keeps the payment disputed and the access revoked", type: "charge.dispute.closed",
-            object: json(#"{"id":"dp_1","object":"dispute","charge":"ch_1","payment_intent":"pi_1","status":"lost"}"#), subject: paying("pi_1"),
-            state: .init(entitlement: entitlement(.revoked), transaction: transaction("pi_1", .disputed)),
-            expect: .init(outcome: .applied, entitlement: .revoked, transaction: .disputed, detail: "dispute lost")),
+        Row(name: "a lost dispute leaves the payment refunded and the access revoked", type: "charge.dispute.closed",
+            object: json(#"{"id":"dp_1","object":"dispute","charge":"ch_1","payment_intent":"pi_1","status":"lost","amount":999,"currency":"usd"}"#),
+            subject: paying("pi_1"), state: .init(entitlement: entitlement(.revoked), transaction: transaction("pi_1", .disputed)),
+            expect: .init(outcome: .applied, entitlement: .revoked, transaction: .refunded, amountRefunded: 999, detail: "dispute lost")),
+        Row(name: "a dispute of the payment in force revokes access", type: "charge.dispute.created",
+            object: dispute("needs_response"),
+            subject: paying("pi_1"), state: .init(entitlement: entitlement(.active), transaction: transaction("pi_1", .succeeded)),
+            expect: .init(outcome: .applied, entitlement: .revoked, transaction: .disputed)),
+        Row(name: "an inquiry moves no money and leaves access on", type: "charge.dispute.created",
+            object: dispute("warning_needs_response"),
+            subject: paying("pi_1"), state: .init(entitlement: entitlement(.active), transaction: transaction("pi_1", .succeeded)),
+            expect: .init(outcome: .recorded, entitlement: .some(nil), transaction: .some(nil), detail: "inquiry")),
+        Row(name: "an inquiry escalated to a chargeback revokes when its funds are withdrawn", type: "charge.dispute.funds_withdrawn",
+            object: dispute("needs_response"),
+            subject: paying("pi_1"), state: .init(entitlement: entitlement(.active), transaction: transaction("pi_1", .succeeded)),
+            expect: .init(outcome: .applied, entitlement: .revoked, transaction: .disputed)),
+        Row(name: "funds withdrawn arriving after the dispute was won change nothing", type: "charge.dispute.funds_withdrawn",
+            object: dispute("needs_response"),
+            created: T.earlier, subject: paying("pi_1"),
+            state: .init(entitlement: entitlement(.active), transaction: transaction("pi_1", .succeeded, at: T.now)),
+            expect: .init(outcome: .stale, entitlement: .some(nil), transaction: .some(nil))),
         Row(name: "a won dispute restores the payment and the access", type: "charge.dispute.closed",
             object: json(#"{"id":"dp_1","object":"dispute","charge":"ch_1","payment_intent":"pi_1","status":"won"}"#), subject: paying("pi_1"),
             state: .init(entitlement: entitlement(.revoked), transaction: transaction("pi_1", .disputed)),
@@ -253,6 +332,12 @@ struct StripeDeciderTests {
         if let expiresAt = e.expiresAt { #expect(entitlement?.expiresAt == expiresAt) }
         if let willRenew = e.willRenew { #expect(entitlement?.willRenew == willRenew) }
         if let refunded = e.amountRefunded { #expect(decision.transactions.first?.amountRefunded == refunded) }
+        if let amount = e.amount { #expect(decision.transactions.first?.amount == amount) }
+        if let companions = e.companions, let key = row.subject.entitlementKey {
+            let written = decision.entitlements.filter { $0.entityKey.hasPrefix(key + StripeDecider.companionSeparator) }
+            #expect(Dictionary(uniqueKeysWithValues: written.map { ($0.productID, $0.status) }) == companions)
+            #expect(written.allSatisfy { $0.entityKey == StripeDecider.companionKey(of: key, product: $0.productID) })
+        }
         if let detail = e.detail { #expect(decision.detail?.contains(detail) == true, "\(decision.detail ?? "nil")") }
         if let kinds = e.links { #expect(decision.links.map(\.kind) == kinds) }
     }

@@ -173,7 +173,7 @@ struct StripeTransitionTests {
     }
 
     @Test(arguments: ["customer.subscription.trial_will_end", "invoice.payment_failed", "invoice.voided", "charge.dispute.updated",
-                      "charge.dispute.funds_withdrawn", "some.future_event"])
+                      "some.future_event"])
     func recordedOnlyEvents(type: String) async throws {
         try await SystemHarness.run { system in
             try await system.stripe("customer.subscription.updated", O.subscription("sub_r", periodEnd: Self.periodEnd), at: Self.at(0))

@@ -31,17 +31,20 @@ public struct CurrencyMinorUnits: Sendable, Equatable {
     ]
 
     /// Minor units of an amount given in thousandths of the currency's major unit (Apple's `price`:
-    /// `480000` in `JPY` is 480, `9990` in `USD` is 999, `1250` in `KWD` is 1250), rounded half
-    /// away from zero when the minor unit is coarser than what was given.
+    /// `480000` in `JPY` is 480, `9990` in `USD` is 999, `1250` in `KWD` is 1250).
     public func minorUnits(fromMilliunits milliunits: Int64) -> Int64 {
-        switch digits {
-        case 3: return milliunits
-        case 4: return milliunits * 10
-        default:
-            let divisor: Int64 = digits == 2 ? 10 : 1_000
-            let (quotient, remainder) = milliunits.quotientAndRemainder(dividingBy: divisor)
-            guard remainder.magnitude * 2 >= divisor.magnitude else { return quotient }
-            return quotient + (milliunits < 0 ? -1 : 1)
+        minorUnits(milliunits, givenIn: 3)
+    }
+
+    /// Minor units of an amount given with `givenDigits` decimal digits, rounded half away from
+    /// zero when the minor unit is coarser than what was given.
+    public func minorUnits(_ amount: Int64, givenIn givenDigits: Int) -> Int64 {
+        if givenDigits <= digits {
+            return (givenDigits..<digits).reduce(amount) { scaled, _ in scaled * 10 }
         }
+        let divisor = (digits..<givenDigits).reduce(Int64(1)) { scaled, _ in scaled * 10 }
+        let (quotient, remainder) = amount.quotientAndRemainder(dividingBy: divisor)
+        guard remainder.magnitude * 2 >= divisor.magnitude else { return quotient }
+        return quotient + (amount < 0 ? -1 : 1)
     }
 }

@@ -62,6 +62,29 @@ public struct StateStore: Sendable {
         return nil
     }
 
+    /// The entitlements whose keys start with `prefix` and go on (a subscription's companions,
+    /// `<key>#<product>`), locked `FOR UPDATE` in key order. `prefix` must hold `#`: the lookup
+    /// uses the index of such keys alone (sql/0026), comparing bytes whatever the collation.
+    public func entitlements(keyedUnder prefix: String) async throws -> [EntitlementState] {
+        precondition(prefix.contains("#") && !prefix.isEmpty, "companion keys hold #")
+        try await flushPendingWrites()
+        // The keys that start with `prefix` are those from it up to, not including, it with its last byte one more.
+        var bound = Array(prefix.utf8)
+        bound[bound.count - 1] += 1
+        let upper = String(decoding: bound, as: UTF8.self)
+        var found: [EntitlementState] = []
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: EntitlementColumns.list) FROM entitlements
+            WHERE strpos(entity_key, '#') > 0 AND entity_key ~>=~ \(prefix) AND entity_key ~<~ \(upper)
+            ORDER BY entity_key FOR UPDATE
+            """, logger: logger)
+        {
+            found.append(try EntitlementColumns.decode(row))
+        }
+        return found
+    }
+
     /// What a save replaced: the stored row's id, and its state before the save (`nil` when new).
     public struct Saved<State: Sendable>: Sendable {
         public var id: UUID

@@ -16,6 +16,10 @@ public struct AppleTransactionPayload: AppleSignedPayload, Equatable {
     public var purchaseDate: Date?
     public var expiresDate: Date?
     public var revocationDate: Date?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
+    public var revocationType: String?
+    /// With `REFUND_PRORATED`: the refunded share in milliunits of a percent (`67932` is 67.932 %).
+    public var revocationPercentage: Int64?
     public var originalPurchaseDate: Date?
     /// Milli-units of the currency (9990 is 9.99).
     public var price: Int64?

@@ -90,10 +90,11 @@ struct AppleDecider {
             }
         case ("DID_RENEW", _):
             entitlement.pendingProductID = renewalTaken ? entitlement.pendingProductID : nil
-            entitlement.isTrial = false
-            entitlement.trialEndsAt = nil
+            // A renewal into a free promotional period is a trial again.
+            entitlement.isTrial = isFreeTrial(tx)
+            entitlement.trialEndsAt = entitlement.isTrial ? tx.expiresDate : nil
             entitlement.willRenew = renewalTaken ? entitlement.willRenew ?? true : true
-            entitlement.status = entitlement.willRenew == false ? .cancelled : .active
+            entitlement.status = entitlement.willRenew == false ? .cancelled : entitlement.isTrial ? .trialing : .active
             entitlement.gracePeriodExpiresAt = nil
             entitlement.billingIssueDetectedAt = nil
             entitlement.expirationReason = nil
@@ -110,7 +111,12 @@ struct AppleDecider {
                 entitlement.status = status(fromRenewal: event.renewal, at: event.time, willRenew: true)
                     ?? (entitlement.isTrial ? .trialing : .active)
             }
+        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"):
+            // An upgrade takes effect at once: the notification carries the new transaction, a new
+            // period on the higher product (taken above), paid now.
+            grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
         case ("DID_CHANGE_RENEWAL_PREF", _), ("RENEWAL_EXTENDED", _):
+            // A downgrade waits for the renewal: only the product it renews into changes.
             // The pending product and the expiry were taken from the renewal and transaction info above.
             if isLive(entitlement.status), let status = status(fromRenewal: event.renewal, at: event.time, willRenew: entitlement.willRenew) {
                 entitlement.status = entitlement.isTrial && status == .active ? .trialing : status
@@ -130,10 +136,12 @@ struct AppleDecider {
             if inForce { entitlement.status = .refunded }
             transaction.status = .refunded
             transaction.refundedAt = tx.revocationDate ?? event.time
+            transaction.amountRefunded = refundedAmount(of: tx, amount: transaction.amount)
         case ("REFUND_REVERSED", _):
             if inForce { entitlement.status = entitlement.willRenew == false ? .cancelled : .active }
             transaction.status = .succeeded
             transaction.refundedAt = nil
+            transaction.amountRefunded = nil
         case ("REVOKE", _):
             if inForce { entitlement.status = .revoked }
         case ("OFFER_REDEEMED", _):
@@ -214,11 +222,29 @@ struct AppleDecider {
             scope: linkScope(environment))
     }
 
+    /// Whether the transaction is a free trial: a free offer, whether introductory, promotional, an
+    /// offer code or a win-back (`offerDiscountType` `FREE_TRIAL` whatever the `offerType`).
+    static func isFreeTrial(_ tx: AppleTransactionPayload) -> Bool {
+        tx.offerDiscountType == "FREE_TRIAL"
+    }
+
+    /// What a refund returned, in the ledger's minor units: Apple's `revocationPercentage`
+    /// (milliunits of a percent: `33333` is 33.333 %) of the amount for a prorated refund
+    /// (`REFUND_PRORATED`; one of three consumables, or a subscription's unused time), rounded to
+    /// the nearest unit; the whole amount otherwise.
+    static func refundedAmount(of tx: AppleTransactionPayload, amount: Int64?) -> Int64? {
+        guard let amount else { return nil }
+        guard tx.revocationType == "REFUND_PRORATED", let percentage = tx.revocationPercentage, (0..<100_000).contains(percentage) else {
+            return amount
+        }
+        return (amount * percentage + 50_000) / 100_000
+    }
+
     /// Access granted by a purchase or a renewal the server had not heard of (`SUBSCRIBED`,
-    /// `ONE_TIME_CHARGE`, a synced transaction): active, trialing for an introductory free trial,
+    /// `ONE_TIME_CHARGE`, a synced transaction): active, trialing for a free trial,
     /// cancelled when auto-renew is off, expired when the period is already over.
     private static func grant(_ tx: AppleTransactionPayload, at time: Date, willRenew: Bool?, to entitlement: inout EntitlementState) {
-        let isTrial = tx.offerType == 1 && tx.offerDiscountType == "FREE_TRIAL"
+        let isTrial = isFreeTrial(tx)
         entitlement.isTrial = isTrial
         entitlement.trialEndsAt = isTrial ? tx.expiresDate : nil
         guard entitlement.productType == .autoRenewable else {
@@ -244,6 +270,7 @@ struct AppleDecider {
         if reportsPayment(event.type), transaction.lastEventTime.map({ event.time >= $0 }) ?? true {
             transaction.status = tx.revocationDate == nil ? .succeeded : .refunded
             transaction.refundedAt = tx.revocationDate
+            transaction.amountRefunded = tx.revocationDate == nil ? nil : refundedAmount(of: tx, amount: transaction.amount)
         }
         return transaction
     }

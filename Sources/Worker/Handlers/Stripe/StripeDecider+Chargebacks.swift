@@ -9,17 +9,17 @@ extension StripeDecider {
         let o = event.object
         guard o["refunded"].bool != false else {
             guard var transaction = state.transaction else { return try unknownPayment(event, subject) }
-            transaction.amountRefunded = o["amount_refunded"].int ?? transaction.amountRefunded
+            transaction.amountRefunded = o.stripeAmount("amount_refunded") ?? transaction.amountRefunded
             transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
             var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey ?? transaction.providerTransactionID, transactions: [transaction])
-            decision.detail = "a partial refund (\(o["amount_refunded"].int ?? 0) of \(o["amount"].int ?? 0))"
+            decision.detail = "a partial refund (\(o.stripeAmount("amount_refunded") ?? 0) of \(o.stripeAmount("amount") ?? 0))"
             decision.links = links(event, subject, user: transaction.userID, entitlementKey: transaction.entitlementKey,
                                    transactionKey: transaction.providerTransactionID)
             return decision
         }
         var decision = try chargeback(event, subject, state, transactionStatus: .refunded, entitlementStatus: .refunded)
         if var transaction = decision.transactions.first {
-            transaction.amountRefunded = o["amount_refunded"].int ?? transaction.amount
+            transaction.amountRefunded = o.stripeAmount("amount_refunded") ?? transaction.amount
             decision.transactions = [transaction]
         }
         return decision
@@ -50,6 +50,26 @@ extension StripeDecider {
         decision.links = links(event, subject, user: transaction.userID, entitlementKey: transaction.entitlementKey,
                                transactionKey: transaction.providerTransactionID)
         return decision
+    }
+
+    /// A dispute lost (closed `lost`): the issuer's decision is final and the cardholder keeps the
+    /// money, so the payment reads `refunded` (`amount_refunded` the disputed amount, at most the
+    /// payment's) and the access its chargeback revoked stays off.
+    static func disputeLost(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
+        var decision = try chargeback(event, subject, state, transactionStatus: .refunded, entitlementStatus: .revoked, detail: "dispute lost")
+        if var transaction = decision.transactions.first {
+            let disputed = event.object.stripeAmount("amount") ?? transaction.amount
+            transaction.amountRefunded = [disputed, transaction.amount].compactMap { $0 }.min()
+            decision.transactions = [transaction]
+        }
+        return decision
+    }
+
+    /// Whether a dispute is an inquiry (`warning_needs_response`, `warning_under_review`,
+    /// `warning_closed`): the issuer asks about the payment, no funds are withdrawn and access
+    /// stays; one that escalates becomes a chargeback (`charge.dispute.funds_withdrawn`).
+    static func isInquiry(_ dispute: JSONValue) -> Bool {
+        dispute["status"].string?.hasPrefix("warning_") == true
     }
 
     /// A dispute won (closed `won`, or funds reinstated): the payment counts again, and so does the

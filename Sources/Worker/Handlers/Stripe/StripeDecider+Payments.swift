@@ -85,7 +85,7 @@ extension StripeDecider {
         transaction.status = status
         fill(&transaction, user: user, entitlementKey: transaction.entitlementKey ?? subject.entitlementKey, productID: subject.productID,
              productType: event.metadata("product_type").flatMap(ProductType.init(rawValue:)), event: event)
-        transaction.amount = event.object["amount"].int ?? event.object["amount_total"].int ?? transaction.amount
+        transaction.amount = event.object.stripeAmount("amount", "amount_total") ?? transaction.amount
         transaction.currency = event.object["currency"].string?.uppercased() ?? transaction.currency
         return Decision(
             outcome: .applied, entityKey: transactionKey, transactions: [transaction],
@@ -114,9 +114,9 @@ extension StripeDecider {
         fill(&transaction, user: user, entitlementKey: entitlementKey, productID: state.entitlement?.productID,
              productType: state.entitlement?.productType, event: event)
         if status == .succeeded {
-            transaction.amount = o["amount_paid"].int ?? o["amount_received"].int ?? transaction.amount
+            transaction.amount = o.stripeAmount("amount_paid", "amount_received") ?? transaction.amount
         }
-        transaction.amount = transaction.amount ?? o["amount_requested"].int ?? o["amount"].int
+        transaction.amount = transaction.amount ?? o.stripeAmount("amount_requested", "amount")
         transaction.currency = transaction.currency ?? o["currency"].string?.uppercased()
         decision.outcome = .applied
         decision.detail = nil
@@ -129,7 +129,7 @@ extension StripeDecider {
         let subscription = o["subscription"]
         switch o["payment_status"].string {
         case "paid":
-            return try purchase(event, subject, state, amount: o["amount_total"].int, currency: o["currency"].string,
+            return try purchase(event, subject, state, amount: o.stripeAmount("amount_total"), currency: o["currency"].string,
                                 expiresAt: periodEnd(subscription), trial: false)
         case "no_payment_required" where subscription["status"].string == "trialing" || subscription["trial_end"].date != nil:
             let trialEnd = subscription["trial_end"].date ?? periodEnd(subscription)

@@ -91,7 +91,9 @@ extension StripeDecider {
         }
         guard let transactionKey = subject.transactionKey else { throw Unlinked(reason: "the invoice has no id") }
         if state.entitlement == nil && !subject.isKnown { return notTheApps(event, subject) }
-        if o["billing_reason"].string == "subscription_create", o["amount_paid"].int == 0 {
+        // A trial's first invoice bills $0 of $0; one paid in full by a coupon bills $0 of more and
+        // is a payment of 0 like a $0 renewal: it enters the ledger and extends the period.
+        if o["billing_reason"].string == "subscription_create", o["amount_paid"].int == 0, (o["subtotal"].int ?? 0) == 0 {
             return .recorded("the $0 first invoice of a trial: the trial is applied from its checkout and card setup", entityKey: key)
         }
         let paidUntil = invoicePeriodEnd(o)
@@ -114,7 +116,7 @@ extension StripeDecider {
         if !settledOtherwise { transaction.status = .succeeded }
         fill(&transaction, user: entitlement.userID, entitlementKey: key, productID: entitlement.productID,
              productType: entitlement.productType, event: event)
-        transaction.amount = o["amount_paid"].int ?? transaction.amount
+        transaction.amount = o.stripeAmount("amount_paid") ?? transaction.amount
         transaction.currency = o["currency"].string?.uppercased() ?? transaction.currency
         transaction.periodEnd = paidUntil ?? transaction.periodEnd
 

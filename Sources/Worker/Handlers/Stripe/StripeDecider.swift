@@ -35,6 +35,8 @@ enum StripeDecider {
         var entitlement: EntitlementState?
         var transaction: TransactionState?
         var replaced: EntitlementState?
+        /// The subscription's other items' entitlements (``withCompanions(_:_:_:_:)``).
+        var companions: [EntitlementState] = []
     }
 
     /// Types that are recorded only (docs/TRANSITIONS.md); unknown types are recorded too. Their links
@@ -43,11 +45,11 @@ enum StripeDecider {
         "customer.subscription.trial_will_end", "invoice.payment_failed", "invoice.voided", "invoice.created",
         "invoice.finalized", "invoice.updated", "invoice.payment_action_required", "invoice.upcoming",
         "payment_intent.created", "payment_intent.requires_action", "charge.succeeded", "charge.updated",
-        "charge.dispute.updated", "charge.dispute.funds_withdrawn", "invoice_payment.created",
+        "charge.dispute.updated", "invoice_payment.created",
     ]
 
     static func decide(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
-        var decision = try transition(event, subject, state)
+        var decision = withCompanions(try transition(event, subject, state), event, subject, state)
         // What an event says about how Stripe's ids belong together holds whatever its outcome.
         if decision.outcome != .applied, decision.links.isEmpty, subject.isKnown {
             decision.links = links(
@@ -73,7 +75,7 @@ enum StripeDecider {
         case .paymentIntentSucceeded:
             if subject.invoiceID != nil { return try invoicePayment(event, subject, state, status: .succeeded) }
             guard subject.isKnown else { return notTheApps(event, subject) }
-            return try purchase(event, subject, state, amount: o["amount_received"].int ?? o["amount"].int, currency: o["currency"].string,
+            return try purchase(event, subject, state, amount: o.stripeAmount("amount_received", "amount"), currency: o["currency"].string,
                                 expiresAt: nil, trial: false)
         case .paymentIntentProcessing:
             return try paymentMoved(event, subject, state, to: .processing)
@@ -102,12 +104,19 @@ enum StripeDecider {
             return try invoicePaid(event, subject, state)
         case .chargeRefunded:
             return try refunded(event, subject, state)
-        case .chargeDisputeCreated:
+        case .chargeDisputeCreated, .chargeDisputeFundsWithdrawn:
+            if type == .chargeDisputeFundsWithdrawn, let newest = state.transaction?.lastEventTime, event.created < newest {
+                // Funds are withdrawn when the dispute opens: arriving after the dispute was settled, it changes nothing.
+                return .stale(subject.transactionKey ?? "?", newest: "\(newest)")
+            }
+            if isInquiry(o) {
+                return .recorded("an inquiry (\(o["status"].string ?? "warning")): no funds were withdrawn", entityKey: subject.transactionKey)
+            }
             return try chargeback(event, subject, state, transactionStatus: .disputed, entitlementStatus: .revoked)
         case .chargeDisputeClosed:
             switch o["status"].string {
             case "lost":
-                return try chargeback(event, subject, state, transactionStatus: .disputed, entitlementStatus: .revoked, detail: "dispute lost")
+                return try disputeLost(event, subject, state)
             case "won":
                 return try reinstated(event, subject, state, detail: "dispute won")
             default:

@@ -93,6 +93,9 @@ struct StripeEventHandler: BatchableJobHandler {
             state.transaction = try await store.transaction(.webCheckout, key, environment: PurchaseEnvironment(livemode: event.livemode))
         }
         if let key = subject.replacedEntitlementKey { state.replaced = try await store.entitlement(key) }
+        if let key = subject.entitlementKey, Self.mayHaveCompanions(event, key: key, scope: subject.scope) {
+            state.companions = try await store.entitlements(keyedUnder: StripeDecider.companionKey(of: key, product: ""))
+        }
         if state.transaction == nil, let key = subject.transactionKey {
             subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
         }
@@ -126,6 +129,17 @@ struct StripeEventHandler: BatchableJobHandler {
             throw StateStoreError(reason: "what \(event.type) is about kept changing while it was locked; retried")
         }
         return subject
+    }
+
+    /// Whether applying `event` to the subscription entitlement `key` may touch companions
+    /// (``StripeDecider/withCompanions(_:_:_:_:)``), so they are loaded: every event about a
+    /// subscription's invoices, payments, refunds and disputes (they name the subscription only),
+    /// and a subscription object that lists, or listed before this change, more than one item. A
+    /// subscription of one item, as most are, costs no lookup.
+    static func mayHaveCompanions(_ event: StripeEvent, key: String, scope: StripeScope) -> Bool {
+        guard scope.isSubscriptionKey(key) else { return false }
+        guard event.object["object"].string == "subscription" else { return true }
+        return StripeDecider.items(of: event.object).count > 1 || StripeDecider.items(of: event.previousAttributes).count > 1
     }
 
     /// ``subject(of:in:)``, with the entitlement of a payment that names none found through its stored transaction.

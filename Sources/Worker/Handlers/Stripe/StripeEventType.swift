@@ -22,6 +22,8 @@ enum StripeEventType: String, CaseIterable, Sendable {
     case invoicePaymentSucceeded = "invoice.payment_succeeded"
     case chargeRefunded = "charge.refunded"
     case chargeDisputeCreated = "charge.dispute.created"
+    /// An inquiry escalated into a chargeback, or a dispute whose funds Stripe took.
+    case chargeDisputeFundsWithdrawn = "charge.dispute.funds_withdrawn"
     case chargeDisputeClosed = "charge.dispute.closed"
     case chargeDisputeFundsReinstated = "charge.dispute.funds_reinstated"
     case setupIntentSucceeded = "setup_intent.succeeded"
