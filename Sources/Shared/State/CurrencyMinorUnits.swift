@@ -20,7 +20,7 @@ public struct CurrencyMinorUnits: Sendable, Equatable {
     }
 
     /// Currencies whose minor unit is not 2 digits.
-    static let exceptions: [String: Int] = [
+    public static let exceptions: [String: Int] = [
         // No minor unit.
         "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0, "RWF": 0,
         "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
