@@ -37,7 +37,9 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
         server: .http1(configuration: .init(idleTimeout: .seconds(30))),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
         logger: logger)
-    app.addServices(client, writer, buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger))
+    app.addServices(
+        client, writer,
+        NamedListener(buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger), address: settings.adminAddress))
     if let replica {
         app.addServices(replica.client, ReplicaLagMonitor(lag: replica.lag, primary: client, replica: replica.client, metrics: metrics, logger: logger))
         logger.info("the read API reads from READ_DATABASE_URL while its lag is within \(settings.readMaximumLag) s")

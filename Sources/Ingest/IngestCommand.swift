@@ -28,9 +28,10 @@ struct IngestCommand: AsyncParsableCommand {
         let logger = Logger(label: "ingest")
         let app = try buildApplication(settings: settings, logger: logger)
         if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
-        logger.info("ingest listening", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
+        logger.info("ingest starting", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
         try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
-            try await app.runService()
+            // A listener that cannot bind ends the process at once, naming its variable.
+            try await NamedListener.naming(settings.publicAddress) { try await app.runService() }
         }
     }
 }

@@ -135,3 +135,15 @@ struct IngestSettings: Sendable {
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }
+
+extension IngestSettings {
+    /// The webhooks' and API's listen address, and what sets it.
+    var publicAddress: NamedListener.Address {
+        .init(host: host, port: port, hostVariable: "INGEST_HOST", portVariable: "INGEST_PORT")
+    }
+
+    /// The admin listen address, and what sets it.
+    var adminAddress: NamedListener.Address {
+        .init(host: adminHost, port: adminPort, hostVariable: "INGEST_ADMIN_HOST", portVariable: "INGEST_ADMIN_PORT")
+    }
+}

@@ -16,6 +16,7 @@ struct WorkerSettings: Sendable {
     /// `WORKER_POLL_INTERVAL_MS`: how often an idle pool looks for work without a notification.
     var pollInterval: Duration
     var queue: JobQueue.Configuration
+    var metricsHost: String
     var metricsPort: Int
     /// `FORWARD_TARGETS`: where applied Apple notifications are forwarded.
     var forwardTargets: [ForwardTarget]
@@ -68,6 +69,7 @@ struct WorkerSettings: Sendable {
           CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
           PRUNE_AFTER               prune done events and deliveries this old (30m, 12h, 7d), by one worker at a time (default off)
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
+          METRICS_HOST              address /metrics, /healthz and /readyz listen on (default 0.0.0.0, for Prometheus in another pod; 127.0.0.1 keeps them on this host)
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
           NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
@@ -94,6 +96,7 @@ struct WorkerSettings: Sendable {
         let cap = try environment.double("RETRY_MAX_SECONDS", default: 21_600, range: 0...2_592_000)
         let lease = try environment.double("LEASE_SECONDS", default: 60, range: 0.5...86_400)
         queue = .init(maxAttempts: maxAttempts, retry: .init(baseSeconds: base, maxSeconds: cap), leaseSeconds: lease)
+        metricsHost = environment.string("METRICS_HOST") ?? "0.0.0.0"
         metricsPort = try environment.int("METRICS_PORT", default: 9090, range: 0...65_535)
         forwardTargets = try environment.list("FORWARD_TARGETS").map(ForwardTarget.init)
         forwardSecret = environment.string("FORWARD_SECRET")

@@ -44,6 +44,50 @@ public final class ServiceProcess: Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// What a process that was expected to stop by itself did.
+    public struct Exit: Sendable {
+        public var status: Int32
+        /// Its standard output and error together.
+        public var output: String
+        public var elapsed: Duration
+        /// Whether it was still running at the limit (then killed, and `status` is meaningless).
+        public var timedOut: Bool
+    }
+
+    /// Runs `binary` to its exit, killing it past `limit`.
+    public static func runToExit(
+        _ binary: String, arguments: [String] = [], environment: [String: String], limit: Duration = .seconds(20)
+    ) async throws -> Exit {
+        var environment = environment
+        environment["PATH"] = "/usr/bin:/bin"
+        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(binary)-exit-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: logFile) }
+        let output = try FileHandle(forWritingTo: logFile)
+        let process = Process()
+        process.executableURL = BuiltProducts.path(binary)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = output
+        let started = ContinuousClock.now
+        try process.run()
+        var timedOut = false
+        while process.isRunning {
+            if ContinuousClock.now - started > limit {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
+        return Exit(
+            status: process.terminationStatus, output: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "", elapsed: elapsed,
+            timedOut: timedOut)
+    }
+
     /// The most memory the process has held (`VmHWM`), in bytes.
     public var peakResidentBytes: Int {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),

@@ -75,14 +75,21 @@ public final class GroupCommitWriter: Service, CustomStringConvertible {
         }
     }
 
+    /// Flushes until a graceful shutdown, or until cancelled: a sibling service that fails (a
+    /// listener that cannot bind) cancels the group, and a writer that waited only for a graceful
+    /// shutdown kept the process alive serving nothing (issue 38).
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for _ in 0..<configuration.flushers {
-                    group.addTask { await self.flushUntilShutdown() }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { group in
+                    for _ in 0..<configuration.flushers {
+                        group.addTask { await self.flushUntilShutdown() }
+                    }
                 }
+            } onGracefulShutdown: {
+                self.beginShutdown()
             }
-        } onGracefulShutdown: {
+        } onCancel: {
             self.beginShutdown()
         }
     }

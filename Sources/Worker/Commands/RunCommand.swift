@@ -45,7 +45,7 @@ struct RunCommand: AsyncParsableCommand {
             let pools = Self.pools(
                 settings: settings, client: client, notifications: notifications, http: http, metrics: metrics, logger: logger)
             let server = MetricsServer.build(
-                port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
+                host: settings.metricsHost, port: settings.metricsPort, metrics: metrics, statistics: QueueStatistics(client: client, logger: logger),
                 readiness: DatabaseReadiness(client: client), logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: client),
@@ -54,7 +54,13 @@ struct RunCommand: AsyncParsableCommand {
                         store: EndpointStore(client: client, logger: logger), targets: settings.forwardTargets.map(\.url),
                         secret: settings.forwardSecret, logger: logger),
                     successTerminationBehavior: .ignore),
-                .init(service: pools.events), .init(service: pools.deliveries), .init(service: server),
+                .init(service: pools.events), .init(service: pools.deliveries),
+                // A metrics port that cannot be bound stops the worker gracefully (its pools hand
+                // their claimed jobs back) and the process exits naming METRICS_PORT.
+                .init(
+                    service: NamedListener(server, address: .init(
+                        host: settings.metricsHost, port: settings.metricsPort, hostVariable: "METRICS_HOST", portVariable: "METRICS_PORT")),
+                    failureTerminationBehavior: .gracefullyShutdownGroup),
             ]
             if let notifications { services.insert(.init(service: notifications), at: 1) }
             let recovery = Recovery(
@@ -94,7 +100,7 @@ struct RunCommand: AsyncParsableCommand {
             logger.info("worker starting", metadata: [
                 "concurrency": "\(settings.concurrency)", "forward_targets": "\(settings.forwardTargets.count)",
                 "wakes_on": "\(!settings.listens ? "polling" : settings.listenDatabase.map { "LISTEN at \($0.host):\($0.port)" } ?? "LISTEN")",
-                "metrics_port": "\(settings.metricsPort)",
+                "metrics_address": "\(settings.metricsHost):\(settings.metricsPort)",
             ])
             try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
                 try await ServiceGroup(configuration: group).run()

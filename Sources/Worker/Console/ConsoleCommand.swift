@@ -49,7 +49,13 @@ struct ConsoleCommand: AsyncParsableCommand {
                 "address": "\(settings.host):\(settings.port)", "read_only": "\(settings.readOnly)",
             ])
             let group = ServiceGroup(configuration: .init(
-                services: [.init(service: client), .init(service: application)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [
+                    .init(service: client),
+                    .init(
+                        service: NamedListener(application, address: .init(
+                            host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT")),
+                        failureTerminationBehavior: .gracefullyShutdownGroup),
+                ], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
         }
     }

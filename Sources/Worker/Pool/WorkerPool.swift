@@ -98,7 +98,8 @@ final class WorkerPool: Service, CustomStringConvertible {
     /// started go back to the queue.
     private func dispatchUntilShutdown() async {
         await withDiscardingTaskGroup { jobs in
-            while !Task.isShuttingDownGracefully {
+            // Cancelled too: a sibling service that failed cancels the group without a graceful shutdown.
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 let limit = slots.withLock { $0.claimLimit }
                 guard limit > 0 else {
                     await wakeup.wait(timeout: configuration.pollInterval)
