@@ -123,6 +123,10 @@ struct StripeEventHandler: BatchableJobHandler {
             if wanted.isSubset(of: held) { return subject }
             try await store.lock(wanted.subtracting(held))
             held.formUnion(wanted)
+            // Only a subject that found no entitlement can gain one from the commit it waited for;
+            // one that named its entitlement (from the object, a link or its stored payment) is
+            // complete, and costs no second look.
+            guard subject.entitlementKey == nil else { return subject }
             subject = try await resolvedSubject(of: event, in: store)
         }
         guard subject.lockKeys.isSubset(of: held) else {
