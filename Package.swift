@@ -22,7 +22,7 @@ func product(_ name: String) -> Target.Dependency {
     let packages = [
         "Hummingbird": "hummingbird", "HummingbirdTesting": "hummingbird", "PostgresNIO": "postgres-nio",
         "X509": "swift-certificates", "Crypto": "swift-crypto", "SwiftASN1": "swift-asn1", "NIOCore": "swift-nio",
-        "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "HTTPTypes": "swift-http-types",
+        "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "NIOPosix": "swift-nio", "HTTPTypes": "swift-http-types",
         "AsyncHTTPClient": "async-http-client", "ServiceLifecycle": "swift-service-lifecycle", "Logging": "swift-log",
         "Prometheus": "swift-prometheus", "Mustache": "swift-mustache", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
         "ServiceLifecycleTestKit": "swift-service-lifecycle",
@@ -69,7 +69,7 @@ let package = Package(
             name: "Shared",
             dependencies: [
                 product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("Logging"), product("NIOCore"),
-                product("NIOFoundationCompat"), product("NIOHTTP1"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
+                product("NIOFoundationCompat"), product("NIOHTTP1"), product("NIOPosix"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
                 product("X509"),
             ],
             swiftSettings: swiftSettings

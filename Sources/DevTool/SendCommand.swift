@@ -15,15 +15,10 @@ struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Sign a sample event and POST it to ingest.",
-        discussion: """
-            stripe: a payment_intent.succeeded for --user, signed with --secret. With --poison, one for a
-                    customer nobody knows and no user: stored, never applicable, dead-lettered after
-                    MAX_ATTEMPTS (to try the dead-letter tools on).
-            apple:  a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in
-                    --pki, bought with the appAccountToken derived from --user (UUIDv5), which is first
-                    registered for --user (PUT /v1/iap/users/{user}/app-account-token, --api-key): both
-                    samples are the same person.
-            """)
+        discussion: HelpText.wrapped("""
+            stripe  a payment_intent.succeeded for --user, signed with --secret. With --poison, one for a customer nobody knows and no user: stored, never applicable, dead-lettered after MAX_ATTEMPTS (to try the dead-letter tools on).
+            apple   a SUBSCRIBED notification (Sandbox) for a new subscription, signed with the PKI in --pki, bought with the appAccountToken derived from --user (UUIDv5), which is first registered for --user (PUT /v1/iap/users/{user}/app-account-token, --api-key): both samples are the same person.
+            """))
 
     @Argument(help: "stripe or apple")
     var provider: Provider
@@ -96,7 +91,13 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     private func send(_ request: HTTPClientRequest) async throws {
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        } catch {
+            print("")
+            throw CommandFailure(HTTPFailureText.describe(error, peer: HTTPFailureText.peer(of: request.url), timeout: .seconds(10)))
+        }
         let answer = try await response.body.collect(upTo: 1 << 20)
         print("\(response.status.code) \(String(buffer: answer))")
         guard (200..<300).contains(Int(response.status.code)) else { throw ExitCode.failure }

@@ -16,8 +16,7 @@ typealias IngestContext = IngestRequestContext
 ///
 /// - Throws: ``ConfigurationError`` when the Apple root certificates cannot be read.
 func buildApplication(settings: IngestSettings, logger: Logger) throws -> some ApplicationProtocol {
-    let client = PostgresClient(
-        configuration: try settings.database.clientConfiguration(maximumConnections: 12), backgroundLogger: logger)
+    let client = try settings.database.makeClient(maximumConnections: 12, logger: logger)
     let writer = GroupCommitWriter(
         store: EventStore(client: client, proof: settings.eventProof, logger: logger),
         configuration: .init(flushTimeout: settings.storeTimeout), logger: logger)
@@ -25,7 +24,7 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
     // A streaming replica for the read API, checked by the lag monitor (READ_DATABASE_URL).
     var replica: (client: PostgresClient, lag: ReplicaLag)?
     if let readDatabase = settings.readDatabase {
-        let replicaClient = PostgresClient(configuration: try readDatabase.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
+        let replicaClient = try readDatabase.makeClient(maximumConnections: 8, logger: logger)
         replica = (replicaClient, ReplicaLag(
             primary: StateReader(client: client, logger: logger), replica: StateReader(client: replicaClient, logger: logger),
             maximumLag: settings.readMaximumLag))
@@ -38,7 +37,9 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
         logger: logger)
     app.addServices(
-        client, writer,
+        client, writer, DatabaseReachability(
+            client: client, database: settings.database, meanwhile: "requests that need it answer 503 meanwhile (webhooks too: the providers retry)",
+            logger: logger),
         NamedListener(buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger), address: settings.adminAddress))
     if let replica {
         app.addServices(replica.client, ReplicaLagMonitor(lag: replica.lag, primary: client, replica: replica.client, metrics: metrics, logger: logger))
@@ -91,6 +92,7 @@ func buildRouter(
             ? nil : RateLimiter(.init(perSecond: settings.rateLimitPerAddress, burst: max(20, 2 * settings.rateLimitPerAddress).rounded(.down))),
         trustForwardedFor: settings.trustForwardedFor, metrics: metrics)
     let apiKeys = APIKeyCheck(server: settings.apiKeys, client: settings.clientAPIKeys, limits: limits)
+    let database = DatabaseCalls(limit: settings.database.timeout)
     let webhooks = WebhookController<IngestContext>(
         receiver: EventReceiver(
             writer: writer, metrics: metrics, maxBodyBytes: settings.maxBodyBytes,
@@ -99,16 +101,17 @@ func buildRouter(
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
         apple: apple,
         apiKeys: apiKeys, tokens: tokens,
-        syncUsers: StoreKitSyncUsers(client: client, limit: settings.syncMaxUsersPerTransaction, logger: logger))
+        syncUsers: StoreKitSyncUsers(client: client, limit: settings.syncMaxUsersPerTransaction, logger: logger),
+        database: database)
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
         source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, logger: logger)), apiKeys: apiKeys,
-        leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
+        database: database, leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
         sandboxAccess: settings.sandboxAccess)
         .addRoutes(to: router)
     AppAccountTokenController<IngestContext>(
-        tokens: tokens, apiKeys: apiKeys)
+        tokens: tokens, apiKeys: apiKeys, database: database)
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)

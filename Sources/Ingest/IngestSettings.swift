@@ -57,10 +57,11 @@ struct IngestSettings: Sendable {
     var logFormat: String
 
     /// The text `ingest --help` shows.
-    static let help = """
+    static let help = HelpText.wrapped("""
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
           DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
+          DATABASE_TIMEOUT_SECONDS  how long a request waits for the database before it is answered 503 database_unavailable (default 5)
           READ_DATABASE_URL         a streaming replica the read API reads from (its own credentials); writes and syncs stay on DATABASE_URL
           READ_MAX_LAG_SECONDS      reads go to the primary while the replica may be staler than this (default 5)
           INGEST_HOST, INGEST_PORT  listen address of the webhooks and the API, with /healthz (default 0.0.0.0, 8080)
@@ -85,7 +86,7 @@ struct IngestSettings: Sendable {
           REQUEST_TIMEOUT_SECONDS   time a request body may take to arrive before 408 (default 10)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
           NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
-        """
+        """)
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)

@@ -46,10 +46,11 @@ struct WorkerSettings: Sendable {
     var logFormat: String
 
     /// The text `worker run --help` shows.
-    static let help = """
+    static let help = HelpText.wrapped("""
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required; sslmode default prefer)
           DATABASE_PASSWORD         the password, when DATABASE_URL has none (as PGPASSWORD; use DATABASE_PASSWORD_FILE)
+          DATABASE_TIMEOUT_SECONDS  how long a connection attempt or a probe of the database may take (default 5)
           WORKER_CONCURRENCY        transactions in flight per process, each a database connection (default 16)
           WORKER_BATCH_SIZE         most events applied in one transaction; a lone event is applied at once (default 16; 1: one each)
           WORKER_LISTEN             wake on LISTEN/NOTIFY as events are stored; false polls only, e.g. behind a transaction-mode pooler (default true)
@@ -73,7 +74,7 @@ struct WorkerSettings: Sendable {
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
           NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
-        """ + "\n" + RecoverySettings.help
+        """) + "\n" + RecoverySettings.help
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)

@@ -9,35 +9,6 @@ import TestSupport
 /// the same admin port logged that it listened, then served nothing and ignored SIGTERM.
 @Suite(.timeLimit(.minutes(3)))
 struct ListenerFailureTests {
-    /// A socket that holds a loopback port for the test's length.
-    final class HeldPort: @unchecked Sendable {
-        let port: Int
-        private let descriptor: Int32
-
-        init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(descriptor, 8) == 0 else {
-                close(descriptor)
-                throw POSIXError(.EADDRNOTAVAIL)
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            self.descriptor = descriptor
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        deinit { close(descriptor) }
-    }
-
     /// The one line the process ended with, naming the variable and the address.
     static func expectNamed(_ exit: ServiceProcess.Exit, variable: String, address: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(!exit.timedOut, "still running after \(exit.elapsed): \(exit.output.suffix(1_500))", sourceLocation: sourceLocation)
@@ -69,7 +40,7 @@ struct ListenerFailureTests {
 
     @Test func aTakenPublicPortEndsIngest() async throws {
         try await TestDatabase.with { db in
-            let held = try HeldPort()
+            let held = try LoopbackListener()
             var environment = TestCredentials.ingestEnvironment(databaseURL: db.url.urlString, overrides: [
                 "INGEST_PORT": "\(held.port)", "INGEST_ADMIN_PORT": "\(try ServiceProcess.freePort())"])
             environment["INGEST_HOST"] = "127.0.0.1"
@@ -80,7 +51,7 @@ struct ListenerFailureTests {
 
     @Test func aTakenMetricsPortEndsTheWorker() async throws {
         try await TestDatabase.with { db in
-            let held = try HeldPort()
+            let held = try LoopbackListener()
             let exit = try await ServiceProcess.runToExit("worker", arguments: ["run"], environment: [
                 "DATABASE_URL": db.url.urlString, "METRICS_HOST": "127.0.0.1", "METRICS_PORT": "\(held.port)",
             ])
@@ -90,7 +61,7 @@ struct ListenerFailureTests {
 
     @Test func aTakenConsolePortEndsTheConsole() async throws {
         try await TestDatabase.with { db in
-            let held = try HeldPort()
+            let held = try LoopbackListener()
             let exit = try await ServiceProcess.runToExit("worker", arguments: ["console"], environment: [
                 "DATABASE_URL": db.url.urlString, "CONSOLE_PORT": "\(held.port)",
                 "OPERATOR_KEYS": "operator_key_for_the_listener_test_0123456789",

@@ -128,8 +128,10 @@ struct ForwardingTests {
                 try await system.forward(workers: 2)
                 #expect(sink.received.count == 2)
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done'") == 2)
+                // What the endpoint answered is kept with the completion (the console shows it).
+                #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND http_status = 200") == 2)
                 #expect(try await system.db.scalar(
-                    "SELECT count(*) FROM deliveries WHERE state = 'dead' AND last_error LIKE '%could not be reached%'") == 2)
+                    "SELECT count(*) FROM deliveries WHERE state = 'dead' AND last_error LIKE '%: connection refused by 127.0.0.1:%'") == 2)
                 let metrics = String(decoding: system.metrics.registry.emitToBuffer(), as: UTF8.self)
                 // Targets are labelled by their endpoint, never by URL (which may hold a token).
                 for line in [
@@ -178,7 +180,7 @@ struct ForwardingTests {
                 try await system.forward()
                 #expect(sink.received.count >= 2)
                 #expect(try await system.db.scalar(
-                    "SELECT count(*) FROM queue_attempts WHERE queue = 'deliveries' AND error LIKE '%did not answer within%'") >= 1)
+                    "SELECT count(*) FROM queue_attempts WHERE queue = 'deliveries' AND error LIKE '%: timed out after %'") >= 1)
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'done' AND attempts >= 2") == 1)
             }
         }

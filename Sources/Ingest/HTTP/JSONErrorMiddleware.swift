@@ -33,6 +33,10 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as HTTPError:
             return APIError(error.status, code: error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_"),
                             message: error.body ?? error.status.reasonPhrase)
+        case let error where DatabaseProblem.isUnavailability(error):
+            context.logger.warning("request answered 503: the database cannot be reached", metadata: [
+                "error_type": "\(DatabaseProblem.typeName(of: error))"])
+            return APIError(.serviceUnavailable, code: "database_unavailable", message: "the database cannot be reached", headers: [.retryAfter: "5"])
         default:
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             return APIError(.internalServerError, code: "internal", message: "the request could not be handled")

@@ -37,7 +37,9 @@ final class ReplicaLag: Sendable {
 
 /// Samples the primary's WAL position and the replica's replay position every `interval`, for
 /// ``ReplicaLag``; runs under the ingest's `ServiceGroup`.
-struct ReplicaLagMonitor: Service {
+struct ReplicaLagMonitor: Service, CustomStringConvertible {
+    /// What ServiceLifecycle logs the service as: never its fields.
+    var description: String { "ReplicaLagMonitor" }
     let lag: ReplicaLag
     let primary: PostgresClient
     let replica: PostgresClient

@@ -15,6 +15,8 @@ import Shared
 struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: AppAccountTokens
     let apiKeys: APIKeyCheck
+    /// The registration's write bounded by `DATABASE_TIMEOUT_SECONDS`.
+    var database = DatabaseCalls(limit: .seconds(5))
 
     static var path: RouterPath { "/v1/iap/users/:user_id/app-account-token" }
 
@@ -40,7 +42,8 @@ struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable
         guard let body = try? JSONDecoder().decode(Body.self, from: buffer), let token = UUID(uuidString: body.app_account_token) else {
             throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"app_account_token\": \"<UUID>\"}")
         }
-        let result = try await tokens.register(token, userID: user)
+        let tokens = self.tokens
+        let result = try await database.run { try await tokens.register(token, userID: user) }
         if result == .conflict {
             context.logger.info("appAccountToken registration refused: the token is another user's")
             throw APIError(.conflict, code: "token_conflict", message: "this app_account_token is registered to another user")

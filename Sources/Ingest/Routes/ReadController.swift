@@ -11,6 +11,8 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
     /// The primary, or a streaming replica while its lag allows (`READ_DATABASE_URL`).
     let source: ReadSource
     let apiKeys: APIKeyCheck
+    /// Each read bounded by `DATABASE_TIMEOUT_SECONDS`: `503` past it.
+    var database = DatabaseCalls(limit: .seconds(5))
     /// How long past `expires_at` an entitlement still reads active (`ENTITLEMENT_LEEWAY_SECONDS`).
     var leeway: TimeInterval = 0
     /// The environment a request that names none reads (`READ_API_ENVIRONMENT`).
@@ -33,10 +35,11 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         let environment = try environment(query)
         let found: [StateReader.Entitlement]
         let user = query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let source = self.source
         if let user {
-            found = try await source.reader.entitlements(userID: user, environment: environment.only)
+            found = try await database.run { try await source.reader.entitlements(userID: user, environment: environment.only) }
         } else if let email = query["email"].map(String.init), !email.isEmpty {
-            found = try await source.reader.entitlements(email: email, environment: environment.only)
+            found = try await database.run { try await source.reader.entitlements(email: email, environment: environment.only) }
         } else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
@@ -68,8 +71,10 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
             }
             startingAfter = id
         }
-        let found = try await source.reader.transactions(
-            userID: user, environment: try environment(query).only, limit: limit, startingAfter: startingAfter)
+        let (source, only, page, cursor) = (self.source, try environment(query).only, limit, startingAfter)
+        let found = try await database.run {
+            try await source.reader.transactions(userID: user, environment: only, limit: page, startingAfter: cursor)
+        }
         return try Self.json(["transactions": found.map(TransactionBody.init)])
     }
 

@@ -19,6 +19,8 @@ struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: AppAccountTokens
     /// At most `SYNC_MAX_USERS_PER_TRANSACTION` users per purchase.
     let syncUsers: StoreKitSyncUsers
+    /// The sync's reads (the token's owner, the purchase's users) bounded by `DATABASE_TIMEOUT_SECONDS`.
+    var database = DatabaseCalls(limit: .seconds(5))
 
     static var stripePath: RouterPath { "/v1/webhooks/stripe" }
     static var applePath: RouterPath { "/v1/webhooks/appstore-notifications" }
@@ -67,7 +69,10 @@ struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
         // server registered the token to them.
         if let token = sync.tokenOfAnotherUser {
             var owner: String?
-            if let registered = UUID(uuidString: token) { owner = try await tokens.owner(of: registered) }
+            if let registered = UUID(uuidString: token) {
+                let tokens = self.tokens
+                owner = try await database.run { try await tokens.owner(of: registered) }
+            }
             try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
                 guard owner == sync.userID else {
                     throw Rejection(.userMismatch, "user_id is not the appAccountToken the transaction was bought with, nor its registered user")
@@ -75,7 +80,9 @@ struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
             }
         }
         let (record, transactionID) = (sync.record, sync.transactionID)
-        let admitted = try await syncUsers.admit(originalTransactionID: record.orderingKey ?? transactionID, userID: sync.userID)
+        let syncUsers = self.syncUsers
+        let (originalTransactionID, userID) = (record.orderingKey ?? transactionID, sync.userID)
+        let admitted = try await database.run { try await syncUsers.admit(originalTransactionID: originalTransactionID, userID: userID) }
         try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
             guard admitted else {
                 throw Rejection(.tooManyUsers, "this purchase was synced for \(syncUsers.limit) other users already (SYNC_MAX_USERS_PER_TRANSACTION)")

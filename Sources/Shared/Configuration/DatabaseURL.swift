@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+public import Logging
 public import PostgresNIO
 
 /// A parsed `DATABASE_URL`: `postgres://user:pass@host:port/db[?sslmode=…][&sslrootcert=…]`.
@@ -26,6 +27,10 @@ public struct DatabaseURL: Sendable, Equatable {
     public var sslMode: String
     /// `?sslrootcert=`: a PEM file of trusted roots, or `system`.
     public var sslRootCert: String?
+    /// `DATABASE_TIMEOUT_SECONDS`: the longest anything waits for the database before it gives up
+    /// and says so — a connection attempt, a request that needs the database (then `503`), a
+    /// command's first query, a probe of ``DatabaseReachability``. Configured once, for every process.
+    public var timeout: Duration = .seconds(5)
 
     /// `DATABASE_URL`, with the password from `DATABASE_PASSWORD` (or `DATABASE_PASSWORD_FILE`)
     /// when given, as libpq's `PGPASSWORD`: the URL can then sit in plain configuration while the
@@ -35,6 +40,7 @@ public struct DatabaseURL: Sendable, Equatable {
     ///   and `DATABASE_PASSWORD` carry a password.
     public init(environment: EnvironmentValues) throws {
         try self.init(try environment.required("DATABASE_URL"))
+        timeout = .milliseconds(Int64(try environment.double("DATABASE_TIMEOUT_SECONDS", default: 5, range: 0.1...300) * 1_000))
         guard let password = environment.string("DATABASE_PASSWORD") else { return }
         guard self.password == nil else {
             throw ConfigurationError(variable: "DATABASE_PASSWORD", reason: "is set while DATABASE_URL has a password too: give one of them")
@@ -98,8 +104,17 @@ public struct DatabaseURL: Sendable, Equatable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: try tls())
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .nanoseconds(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         return configuration
+    }
+
+    /// A pool for this database. Its background logger says warnings and worse only: its line per
+    /// failed connection attempt (repeated through an outage, in the driver's words) gives way to
+    /// ``DatabaseReachability``'s one line per change.
+    public func makeClient(maximumConnections: Int, logger: Logger) throws -> PostgresClient {
+        var backgroundLogger = logger
+        backgroundLogger.logLevel = max(logger.logLevel, .warning)
+        return PostgresClient(configuration: try clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: backgroundLogger)
     }
 
     /// The TLS of `sslmode` and `sslrootcert`, as libpq reads them.

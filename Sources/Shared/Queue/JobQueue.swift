@@ -129,18 +129,29 @@ public struct JobQueue: Sendable {
 
     /// Marks many jobs of one owner done in one statement (jobs without writes of their own).
     ///
+    /// - Parameter httpStatuses: the status each job's successful attempt was answered with, by
+    ///   job id, kept in `http_status` where the queue ``QueueName/recordsHTTPStatus``.
     /// - Returns: the ids that were still leased to their owner and are now done.
     @discardableResult
-    public func complete(_ jobs: [ClaimedJob]) async throws -> Set<Int64> {
+    public func complete(_ jobs: [ClaimedJob], httpStatuses: [Int64: Int] = [:]) async throws -> Set<Int64> {
         guard let owner = jobs.first?.owner else { return [] }
         let ids = jobs.map(\.id)
-        let rows = try await client.query(
-            """
-            UPDATE \(unescaped: table) SET state = 'done', locked_by = NULL, locked_until = NULL,
-                last_error = NULL, finished_at = now(), updated_at = now()
-            WHERE id = ANY(\(ids)) AND state = 'running' AND locked_by = \(owner)
-            RETURNING id
-            """, logger: logger)
+        let rows = name.recordsHTTPStatus
+            ? try await client.query(
+                """
+                UPDATE \(unescaped: table) AS q SET state = 'done', locked_by = NULL, locked_until = NULL,
+                    last_error = NULL, finished_at = now(), updated_at = now(), http_status = NULLIF(answered.status, 0)
+                FROM unnest(\(ids)::bigint[], \(jobs.map { Int16(clamping: httpStatuses[$0.id] ?? 0) })::smallint[]) AS answered (id, status)
+                WHERE q.id = answered.id AND q.state = 'running' AND q.locked_by = \(owner)
+                RETURNING q.id
+                """, logger: logger)
+            : try await client.query(
+                """
+                UPDATE \(unescaped: table) SET state = 'done', locked_by = NULL, locked_until = NULL,
+                    last_error = NULL, finished_at = now(), updated_at = now()
+                WHERE id = ANY(\(ids)) AND state = 'running' AND locked_by = \(owner)
+                RETURNING id
+                """, logger: logger)
         var done = Set<Int64>()
         for try await id in rows.decode(Int64.self) { done.insert(id) }
         return done

@@ -17,6 +17,9 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     /// A fixed SQL condition a row must also meet to be dequeued (on top of `pending`, `run_at`
     /// and pauses), written against the queue's table by name.
     let runnableCondition: String
+    /// Whether a done job keeps the HTTP status its successful attempt was answered with
+    /// (`http_status`, sql/0028): deliveries do.
+    public let recordsHTTPStatus: Bool
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
     public static let events = QueueName(
@@ -31,7 +34,7 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     /// entitlement to the same endpoint has not left (it is pending, backing off, or running).
     public static let deliveries = QueueName(
         rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id", "endpoint_id"],
-        summaryColumns: ["target", "endpoint_id", "event_id"],
+        summaryColumns: ["target", "endpoint_id", "event_id"], recordsHTTPStatus: true,
         runnableCondition: """
             (deliveries.endpoint_id IS NULL OR (
                 NOT EXISTS (SELECT 1 FROM endpoints WHERE endpoints.id = deliveries.endpoint_id AND endpoints.disabled_at IS NOT NULL)
@@ -50,11 +53,15 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
         self = queue
     }
 
-    private init(rawValue: String, kindColumn: String, attributeColumns: [String], summaryColumns: [String], runnableCondition: String) {
+    private init(
+        rawValue: String, kindColumn: String, attributeColumns: [String], summaryColumns: [String], recordsHTTPStatus: Bool = false,
+        runnableCondition: String
+    ) {
         self.rawValue = rawValue
         self.kindColumn = kindColumn
         self.attributeColumns = attributeColumns
         self.summaryColumns = summaryColumns
+        self.recordsHTTPStatus = recordsHTTPStatus
         self.runnableCondition = runnableCondition
     }
 

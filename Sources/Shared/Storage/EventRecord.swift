@@ -2,7 +2,8 @@
 public import Foundation
 public import NIOCore
 
-/// A verified raw event as the receiver stores it: the body byte for byte, plus the few fields
+/// A verified raw event as the receiver stores it: the body (Stripe's byte for byte, Apple's signed
+/// JWS unchanged in a canonical wrapper), plus the few fields
 /// the worker and operators need without parsing it again.
 public struct EventRecord: Sendable, Equatable {
     public var source: EventSource

@@ -33,12 +33,10 @@ struct RunCommand: AsyncParsableCommand {
         } else {
             logger.warning("EVENT_SIGNING_KEY is not set: the worker applies any row the database holds, proven or not")
         }
-        let client = PostgresClient(
-            configuration: try settings.database.clientConfiguration(maximumConnections: settings.concurrency + 8),
-            backgroundLogger: logger)
+        let client = try settings.database.makeClient(maximumConnections: settings.concurrency + 8, logger: logger)
         // One session each for the two pools' LISTEN, past the pooler DATABASE_URL may go through.
         let notifications = try settings.listenDatabase.map {
-            PostgresClient(configuration: try $0.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+            try $0.makeClient(maximumConnections: 2, logger: logger)
         }
         try await HTTPClient.withHTTPClient(configuration: Self.httpConfiguration(settings)) { http in
             let metrics = WorkerMetrics()
@@ -49,6 +47,8 @@ struct RunCommand: AsyncParsableCommand {
                 readiness: DatabaseReadiness(client: client), logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: client),
+                .init(service: DatabaseReachability(
+                    client: client, database: settings.database, meanwhile: "no event is applied or delivered meanwhile, none is lost", logger: logger)),
                 .init(
                     service: EnvironmentEndpointsService(
                         store: EndpointStore(client: client, logger: logger), targets: settings.forwardTargets.map(\.url),

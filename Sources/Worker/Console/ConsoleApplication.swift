@@ -4,11 +4,14 @@ import Logging
 
 /// The console's web application: the gate, the security headers and the four sections.
 enum ConsoleApplication {
-    static func router(services: ConsoleServices, keys: OperatorKeys, readOnly: Bool) throws -> Router<ConsoleRequestContext> {
+    static func router(
+        services: ConsoleServices, keys: OperatorKeys, readOnly: Bool, databaseTimeout: Duration = .seconds(5)
+    ) throws -> Router<ConsoleRequestContext> {
         let renderer = try ConsoleRenderer(readOnly: readOnly, keys: keys)
         let router = Router(context: ConsoleRequestContext.self)
         router.add(middleware: ConsoleSecurityHeaders())
         router.add(middleware: OperatorAuthMiddleware(keys: keys, readOnly: readOnly, renderer: renderer))
+        router.add(middleware: ConsoleDatabaseErrorPage(limit: databaseTimeout, renderer: renderer))
         LoginController(keys: keys, renderer: renderer).register(on: router)
         OverviewController(services: services, renderer: renderer).register(on: router)
         DeadLettersController(services: services, renderer: renderer).register(on: router)
@@ -18,10 +21,10 @@ enum ConsoleApplication {
     }
 
     static func build(
-        services: ConsoleServices, keys: OperatorKeys, readOnly: Bool, host: String, port: Int, logger: Logger
+        services: ConsoleServices, keys: OperatorKeys, readOnly: Bool, host: String, port: Int, databaseTimeout: Duration, logger: Logger
     ) throws -> some ApplicationProtocol {
         Application(
-            router: try router(services: services, keys: keys, readOnly: readOnly),
+            router: try router(services: services, keys: keys, readOnly: readOnly, databaseTimeout: databaseTimeout),
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-console"),
             logger: logger)
     }

@@ -31,7 +31,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         let settings = try ConsoleSettings(environment: EnvironmentValues.process(), readOnly: readOnly)
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "worker.console")
-        let client = PostgresClient(configuration: try settings.database.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        let client = try settings.database.makeClient(maximumConnections: 4, logger: logger)
         try await HTTPClient.withHTTPClient(configuration: .init(timeout: .init(connect: .seconds(5)))) { http in
             let handlers = EventHandlers.all(
                 logger: logger, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior, leeway: settings.leeway
@@ -44,13 +44,16 @@ struct ConsoleCommand: AsyncParsableCommand {
                     client: client, handlers: handlers, leeway: settings.leeway, sandboxAccess: settings.sandboxAccess, logger: logger),
                 reconciler: recovery.isOff ? nil : recovery.reconciler)
             let application = try ConsoleApplication.build(
-                services: services, keys: settings.keys, readOnly: settings.readOnly, host: settings.host, port: settings.port, logger: logger)
+                services: services, keys: settings.keys, readOnly: settings.readOnly, host: settings.host, port: settings.port,
+                databaseTimeout: settings.database.timeout, logger: logger)
             logger.info("console starting", metadata: [
                 "address": "\(settings.host):\(settings.port)", "read_only": "\(settings.readOnly)",
             ])
             let group = ServiceGroup(configuration: .init(
                 services: [
                     .init(service: client),
+                    .init(service: DatabaseReachability(
+                        client: client, database: settings.database, meanwhile: "pages that need it answer 503 meanwhile", logger: logger)),
                     .init(
                         service: NamedListener(application, address: .init(
                             host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT")),

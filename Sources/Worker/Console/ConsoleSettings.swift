@@ -4,20 +4,24 @@ import Shared
 
 /// `worker console`'s configuration, from the environment (and `--read-only`).
 struct ConsoleSettings: Sendable {
-    static let help = """
+    static let help = HelpText.wrapped("""
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
           OPERATOR_KEYS             the console's keys, comma-separated, each ≥ 32 characters (required; or OPERATOR_KEYS_FILE)
           CONSOLE_HOST              address to listen on (default 127.0.0.1: not reachable from other hosts)
           CONSOLE_PORT              port (default 8090)
           CONSOLE_READ_ONLY         true: pages only, every action refused (same as --read-only)
-          ENTITLEMENT_LEEWAY_SECONDS, SANDBOX_ACCESS, SANDBOX_USERS   as in worker run, for is_active
-          STRIPE_ACCOUNTS, TRANSFER_BEHAVIOR                          as in worker run, for rebuilds
-          App Store Server API / STRIPE_API_KEY variables             as in worker run, for "reconcile now"
+          DATABASE_TIMEOUT_SECONDS  how long a page waits for the database before it says it cannot be reached (default 5)
+          ENTITLEMENT_LEEWAY_SECONDS, SANDBOX_ACCESS, SANDBOX_USERS
+                                    as in worker run, for is_active
+          STRIPE_ACCOUNTS, TRANSFER_BEHAVIOR
+                                    as in worker run, for rebuilds
+          App Store Server API and STRIPE_API_KEY variables
+                                    as in worker run, for "reconcile now"
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json); logs go to stderr
-        The session cookie is Secure: serve the console over HTTPS (a TLS proxy), or reach it as
-        localhost / 127.0.0.1, which browsers treat as secure.
-        """
+
+        The session cookie is Secure: serve the console over HTTPS (a TLS proxy), or reach it as localhost / 127.0.0.1, which browsers treat as secure.
+        """)
 
     var database: DatabaseURL
     var keys: OperatorKeys

@@ -122,24 +122,26 @@ struct EndpointsController: Sendable {
         ]
     }
 
-    /// The newest deliveries to an endpoint: for a failed attempt its HTTP status; latency is from
+    /// The newest deliveries to an endpoint, with the HTTP status of a done one's success or of a
+    /// failed one's last attempt; latency is from
     /// the delivery's creation to its success.
     private func recentDeliveries(_ endpointID: Int64, logger: Logger) async throws -> [[String: Any]] {
         var rows: [[String: Any]] = []
         var ids: [Int64] = []
-        for try await (id, type, message, state, attempts, lastError, created, finished) in try await services.client.query(
+        for try await (id, type, message, state, attempts, lastError, created, finished, answered) in try await services.client.query(
             """
-            SELECT id, type, external_id, state, attempts, last_error, received_at, finished_at FROM deliveries
+            SELECT id, type, external_id, state, attempts, last_error, received_at, finished_at, http_status FROM deliveries
             WHERE endpoint_id = \(endpointID) ORDER BY id DESC LIMIT \(Self.deliveriesShown)
             """, logger: logger
-        ).decode((Int64, String, String, String, Int32, String?, Date, Date?).self) {
+        ).decode((Int64, String, String, String, Int32, String?, Date, Date?, Int16?).self) {
             ids.append(id)
             rows.append([
                 "id": id, "type": type, "message": message, "state": state,
                 "stateClass": state == "done" ? "good" : (state == "dead" ? "bad" : "warn"), "attempts": attempts,
                 "lastError": lastError ?? "", "created": ConsoleFormat.time(created),
                 "latency": state == "done" ? finished.map { String(format: "%.0f ms", $0.timeIntervalSince(created) * 1_000) } ?? "" : "",
-                "status": state == "done" ? "2xx" : "",
+                // The status the endpoint answered (sql/0028); deliveries done before it was kept read 2xx.
+                "status": state == "done" ? answered.map(String.init) ?? "2xx" : "",
             ])
         }
         var statuses: [Int64: Int32] = [:]

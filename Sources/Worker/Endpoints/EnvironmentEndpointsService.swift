@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Logging
 import ServiceLifecycle
+import Shared
 
 /// At start, makes the `FORWARD_TARGETS` endpoints match this process's settings
 /// (``EndpointStore/syncEnvironmentTargets(_:secret:)``), retrying while the database is not
@@ -22,7 +23,8 @@ struct EnvironmentEndpointsService: Service, CustomStringConvertible {
                 } catch is CancellationError {
                     return
                 } catch {
-                    logger.warning("FORWARD_TARGETS endpoints not yet updated; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                    logger.warning("FORWARD_TARGETS endpoints not yet updated; retrying", metadata: [
+                        "error": "\(ErrorText.describe(error))", "error_type": "\(DatabaseProblem.typeName(of: error))"])
                     try await Task.sleep(for: .seconds(2))
                 }
             }

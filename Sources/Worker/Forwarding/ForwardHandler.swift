@@ -57,7 +57,8 @@ struct ForwardHandler: JobHandler {
         guard let target else { throw AttemptFailure(reason: "the delivery row names no target") }
         let label = endpoint?.name ?? ForwardTarget.label(for: target)
         do {
-            try await send(job, to: target, label: label, webhookID: webhookID, signer: signer)
+            let status = try await send(job, to: target, label: label, webhookID: webhookID, signer: signer)
+            completion.recordAnswer(httpStatus: status)
         } catch {
             if let endpoint { try await recordFailure(of: endpoint) }
             throw error
@@ -65,7 +66,8 @@ struct ForwardHandler: JobHandler {
         if let endpoint, endpoint.failingSince != nil { try await endpoints.recordSuccess(endpoint.id) }
     }
 
-    private func send(_ job: ClaimedJob, to target: String, label: String, webhookID: String, signer: StandardWebhookSigner?) async throws {
+    /// - Returns: the 2xx status the endpoint answered.
+    private func send(_ job: ClaimedJob, to target: String, label: String, webhookID: String, signer: StandardWebhookSigner?) async throws -> Int {
         let request = makeRequest(job, target: target, webhookID: webhookID, signer: signer)
         let started = ContinuousClock.now
         let status: Int
@@ -77,7 +79,7 @@ struct ForwardHandler: JobHandler {
             metrics?.countDelivery(target: label, statusClass: "\(status / 100)xx", duration: started.duration(to: .now))
             guard (200..<300).contains(status) else {
                 throw AttemptFailure(
-                    reason: "\(label) answered \(status)", retryAfterSeconds: retryAfter(status: status, headers: response.headers),
+                    reason: "\(label) \(HTTPFailureText.answered(status))", retryAfterSeconds: retryAfter(status: status, headers: response.headers),
                     httpStatus: status)
             }
         } catch let failure as AttemptFailure {
@@ -85,9 +87,10 @@ struct ForwardHandler: JobHandler {
         } catch {
             let timedOut = Self.isTimeout(error)
             metrics?.countDelivery(target: label, statusClass: timedOut ? "timeout" : "connection_error", duration: started.duration(to: .now))
-            throw AttemptFailure(reason: timedOut ? "\(label) did not answer within \(timeout)" : "\(label) could not be reached: \(error)")
+            throw AttemptFailure(reason: "\(label): " + HTTPFailureText.describe(error, peer: HTTPFailureText.peer(of: target), timeout: timeout))
         }
         logger.debug("forwarded", metadata: ["target": "\(label)", "status": "\(status)"])
+        return status
     }
 
     /// Continues the endpoint's failure run, and says so loudly when it disables the endpoint.

@@ -6,7 +6,9 @@ import ServiceLifecycle
 /// The recovery loop of `worker run`: a cycle every `RECOVERY_INTERVAL_SECONDS` (the first one at
 /// start), until graceful shutdown. Several workers may run it: each stream is worked by the one
 /// that holds its lease.
-struct RecoveryService: Service {
+struct RecoveryService: Service, CustomStringConvertible {
+    /// What ServiceLifecycle logs the service as: never its fields, which hold provider keys.
+    var description: String { "RecoveryService" }
     let recovery: Recovery
     let interval: Duration
     let owner: String

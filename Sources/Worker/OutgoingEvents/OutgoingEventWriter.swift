@@ -25,7 +25,8 @@ struct OutgoingEventWriter: Sendable {
         var detail: String?
     }
 
-    /// An applied App Store Server Notification, sent byte for byte to the `raw_apple` endpoints of its environment.
+    /// An applied App Store Server Notification, sent as stored (`{"signedPayload":…}`, Apple's JWS
+    /// unchanged) to the `raw_apple` endpoints of its environment.
     struct RawNotification: Sendable {
         var eventID: Int64
         var environment: PurchaseEnvironment

@@ -17,7 +17,7 @@ final class CompletionBatcher: Sendable {
         case lead
     }
 
-    typealias Waiter = (job: ClaimedJob, continuation: CheckedContinuation<Resumption, any Error>)
+    typealias Waiter = (job: ClaimedJob, httpStatus: Int?, continuation: CheckedContinuation<Resumption, any Error>)
 
     private let queue: JobQueue
     /// How long one completing statement may take before its waiters are failed (their jobs'
@@ -33,27 +33,31 @@ final class CompletionBatcher: Sendable {
 
     /// Marks `job` done, together with others that finish meanwhile.
     ///
+    /// - Parameter httpStatus: what its remote server answered, kept where the queue records it.
     /// - Returns: whether the job was still leased to its owner and is now done.
-    func complete(_ job: ClaimedJob) async throws -> Bool {
+    func complete(_ job: ClaimedJob, httpStatus: Int? = nil) async throws -> Bool {
         let resumption: Resumption = try await withCheckedThrowingContinuation { continuation in
-            if state.withLock({ $0.arrive((job, continuation)) }) == .lead { continuation.resume(returning: .lead) }
+            if state.withLock({ $0.arrive((job, httpStatus, continuation)) }) == .lead { continuation.resume(returning: .lead) }
         }
         switch resumption {
         case .written(let done): return done
-        case .lead: return try await lead(with: job)
+        case .lead: return try await lead(with: job, httpStatus: httpStatus)
         }
     }
 
     /// Writes `job`'s completion with every waiting one, resumes them, and hands the lead on.
-    private func lead(with job: ClaimedJob) async throws -> Bool {
+    private func lead(with job: ClaimedJob, httpStatus: Int?) async throws -> Bool {
         let waiters = state.withLock { $0.takeBatch() }
         let jobs = [job] + waiters.map(\.job)
+        var httpStatuses: [Int64: Int] = [:]
+        for (id, status) in [(job.id, httpStatus)] + waiters.map({ ($0.job.id, $0.httpStatus) }) { httpStatuses[id] = status }
         var results: [String: Result<Set<Int64>, any Error>] = [:]
         // One statement per owner: `complete` checks each job's lease against it.
         for owner in Set(jobs.map(\.owner)) {
             let ofOwner = jobs.filter { $0.owner == owner }
             do {
-                results[owner] = .success(try await withTimeout(timeLimit) { [queue] in try await queue.complete(ofOwner) })
+                let statuses = httpStatuses
+                results[owner] = .success(try await withTimeout(timeLimit) { [queue] in try await queue.complete(ofOwner, httpStatuses: statuses) })
             } catch {
                 results[owner] = .failure(error)
             }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import PostgresNIO
+import Shared
 
 /// A one-line description of an error for `last_error` and the attempt history.
 ///
@@ -16,7 +17,10 @@ enum ErrorText {
             if let message = psql.serverInfo?[.message] {
                 return "database error \(psql.serverInfo?[.sqlState] ?? ""): \(message)"
             }
-            return "database error: \(psql.code)"
+            if !DatabaseProblem.isUnavailability(psql) { return "database error: \(psql.code)" }
+        }
+        if DatabaseProblem.isUnavailability(error) {
+            return "the database cannot be reached: \(DatabaseProblem.sentence(error, timeout: nil))"
         }
         return String(describing: error)
     }

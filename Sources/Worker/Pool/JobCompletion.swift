@@ -10,6 +10,7 @@ final class JobCompletion: Sendable {
     private let queue: JobQueue
     private let logger: Logger
     private let committed = Mutex(false)
+    private let answered = Mutex<Int?>(nil)
     /// Runs after the handler's writes and before the completion, inside the transaction: tests
     /// use it to crash or stall a worker at the worst moment.
     private let beforeComplete: @Sendable () async throws -> Void
@@ -19,6 +20,14 @@ final class JobCompletion: Sendable {
         self.queue = queue
         self.logger = logger
         self.beforeComplete = beforeComplete
+    }
+
+    /// The HTTP status the job's remote server answered its successful attempt with, kept by the
+    /// pool's completion where the queue records it (a delivery's).
+    var httpStatus: Int? { answered.withLock { $0 } }
+
+    func recordAnswer(httpStatus: Int) {
+        answered.withLock { $0 = httpStatus }
     }
 
     /// Whether ``commit(_:)`` has completed the job.

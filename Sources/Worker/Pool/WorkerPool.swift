@@ -107,11 +107,13 @@ final class WorkerPool: Service, CustomStringConvertible {
                 }
                 let claimed: [ClaimedJob]
                 do {
-                    claimed = try await withinDatabaseTimeLimit { [queue, configuration] in
-                        try await queue.dequeue(limit: limit, owner: configuration.owner)
-                    }
+                    guard let taken = try await claimUnlessShutdownOutwaitsIt(limit: limit) else { continue }
+                    claimed = taken
                 } catch {
-                    logger.warning("dequeue failed", metadata: ["queue": "\(queue.name)", "error": "\(ErrorText.describe(error))"])
+                    if Task.isShuttingDownGracefully { continue }
+                    logger.warning("the queue could not be read", metadata: [
+                        "queue": "\(queue.name)", "error": "\(ErrorText.describe(error))", "error_type": "\(DatabaseProblem.typeName(of: error))",
+                    ])
                     await wakeup.wait(timeout: configuration.pollInterval)
                     continue
                 }
@@ -184,7 +186,9 @@ final class WorkerPool: Service, CustomStringConvertible {
             let completion = JobCompletion(job: job, queue: queue, logger: logger)
             try await handler.handle(job, completion: completion)
             if !completion.isCommitted {
-                guard try await completions.complete(job) else { throw JobQueueError(code: .leaseLost, jobID: job.id) }
+                guard try await completions.complete(job, httpStatus: completion.httpStatus) else {
+                    throw JobQueueError(code: .leaseLost, jobID: job.id)
+                }
             }
             metrics?.countAttempt(queue.name, .done, duration: started.duration(to: .now))
             logger.debug("job done")
@@ -258,6 +262,33 @@ final class WorkerPool: Service, CustomStringConvertible {
     /// Seen for real after `pg_ctl restart -m immediate`: a dequeue issued as the server died never
     /// returned, and the pool took no job again (nor could it shut down). Abandoned, it is retried
     /// on a fresh connection at the next turn.
+    /// How long a graceful shutdown waits for a claim in flight before it gives up on it.
+    static let claimGraceAtShutdown: Duration = .seconds(2)
+
+    /// Claims up to `limit` jobs, within the database time limit; `nil` when a graceful shutdown
+    /// began and the claim did not end within ``claimGraceAtShutdown`` after it.
+    ///
+    /// A claim that ends is handed back by the caller at shutdown, leaving nothing locked. One
+    /// stuck on a database that is gone would hold the shutdown for the whole time limit (a worker
+    /// took 52 s to stop, issue 38); it is abandoned instead: had it claimed anything after all,
+    /// those jobs return when their lease runs out, as after a crash.
+    private func claimUnlessShutdownOutwaitsIt(limit: Int) async throws -> [ClaimedJob]? {
+        try await withThrowingTaskGroup(of: [ClaimedJob]?.self) { group in
+            group.addTask { [self] in
+                try await withinDatabaseTimeLimit { [queue, configuration] in
+                    try await queue.dequeue(limit: limit, owner: configuration.owner)
+                }
+            }
+            group.addTask {
+                try await gracefulShutdown()
+                try await Task.sleep(for: Self.claimGraceAtShutdown)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     private func withinDatabaseTimeLimit<Result: Sendable>(_ body: @Sendable @escaping () async throws -> Result) async throws -> Result {
         do {
             return try await withTimeout(configuration.databaseTimeLimit, body)

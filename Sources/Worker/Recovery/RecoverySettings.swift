@@ -44,7 +44,7 @@ struct RecoverySettings: Sendable {
     /// `RECONCILE_RATE`: provider calls a second, at most.
     var callsPerSecond: Double
 
-    static let help = """
+    static let help = HelpText.wrapped("""
           APPLE_API_KEY_ID, APPLE_API_ISSUER_ID, APPLE_API_PRIVATE_KEY_FILE
                                     App Store Server API key (In-App Purchase key, .p8) for recovery and reconciliation (default: Apple recovery off)
           APPLE_BUNDLE_IDS          the apps whose notifications are recovered (required with an Apple key)
@@ -59,7 +59,7 @@ struct RecoverySettings: Sendable {
           RECONCILE_RECHECK_SECONDS how long before an entitlement is checked again (default 86400)
           RECONCILE_BATCH           entitlements checked per cycle (default 200)
           RECONCILE_RATE            provider calls per second, at most (default 5)
-        """
+        """)
 
     init(environment: EnvironmentValues) throws {
         eventProof = try EventProof.configured(by: environment)

@@ -13,7 +13,7 @@ struct EndpointsAddCommand: AsyncParsableCommand {
 
     @OptionGroup var options: EndpointOptions
 
-    @Flag(name: .customLong("raw-apple"), help: "Receive Apple's notifications byte for byte instead of entitlement events.")
+    @Flag(name: .customLong("raw-apple"), help: "Receive Apple's notifications ({\"signedPayload\":…}, the JWS unchanged) instead of entitlement events.")
     var rawApple = false
 
     @Option(name: .customLong("backfill-since"), help: "Also queue the events since then (RFC 3339 or a duration ago); default: only new ones.")

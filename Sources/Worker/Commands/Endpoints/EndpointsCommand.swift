@@ -109,10 +109,12 @@ struct EndpointOutput: Encodable {
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(endpoint.name, forKey: .id)
-        try c.encode(URLLabel.of(endpoint.url), forKey: .url)
+        // The operator's own output: the whole URL, as given (logs and metrics name the endpoint only).
+        try c.encode(endpoint.url, forKey: .url)
         try c.encode(endpoint.description, forKey: .description)
-        try c.encode(endpoint.eventTypes, forKey: .events)
-        try c.encode(endpoint.sources, forKey: .sources)
+        // What an empty filter means, as the text says it: every type, both providers.
+        try c.encode(endpoint.eventTypes.isEmpty ? ["*"] : endpoint.eventTypes, forKey: .events)
+        try c.encode(endpoint.sources.isEmpty ? ["stripe", "apple"] : endpoint.sources, forKey: .sources)
         try c.encode(endpoint.environment.rawValue, forKey: .environment)
         try c.encode(endpoint.rawApple, forKey: .raw_apple)
         try c.encode(endpoint.maxPerSecond, forKey: .max_per_second)
@@ -131,9 +133,9 @@ struct EndpointOutput: Encodable {
         let e = endpoint
         var lines = [
             "\(e.name)  \(e.disabledAt == nil ? "enabled" : "disabled (\(e.disabledReason ?? "by an operator"))")",
-            "  url          \(URLLabel.of(e.url))",
+            "  url          \(e.url)",
             "  description  \(e.description ?? "-")",
-            "  receives     \(e.rawApple ? "Apple notifications as sent (raw)" : (e.eventTypes.isEmpty ? "every event" : e.eventTypes.joined(separator: ", ")))",
+            "  receives     \(e.rawApple ? "Apple notifications (raw)" : (e.eventTypes.isEmpty ? "every event" : e.eventTypes.joined(separator: ", ")))",
             "  sources      \(e.sources.isEmpty ? "stripe, apple" : e.sources.joined(separator: ", "))   environment \(e.environment.rawValue)",
             "  rate limit   \(e.maxPerSecond.map { "\($0)/s per worker" } ?? "none")",
         ]

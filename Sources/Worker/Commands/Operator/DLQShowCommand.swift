@@ -36,7 +36,8 @@ struct DLQShowCommand: AsyncParsableCommand {
             "type         \(item.type)",
             "external id  \(item.externalID)",
             "received at  \(detail.receivedAt.formatted(.iso8601))",
-            "failed at    \(item.failedAt.map { $0.formatted(.iso8601) } ?? "-")",
+            // `finished_at` is when a job ended, either way: a done one never failed.
+            (detail.state == "done" ? "done at      " : "failed at    ") + (item.failedAt.map { $0.formatted(.iso8601) } ?? "-"),
             "attempts     \(item.attempts)",
             "last error   \(item.lastError ?? "-")",
         ]

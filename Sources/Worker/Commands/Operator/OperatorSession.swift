@@ -7,11 +7,12 @@ import Shared
 /// What every operator command needs: `DATABASE_URL`, the log settings, and a short-lived client.
 enum OperatorSession {
     /// The environment text the operator commands' `--help` shows.
-    static let help = """
+    static let help = HelpText.wrapped("""
         Environment:
           DATABASE_URL              postgres://user:pass@host:port/db[?sslmode=…] (required)
+          DATABASE_TIMEOUT_SECONDS  how long the command waits for the database before it fails saying why (default 5)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json); logs go to stderr
-        """
+        """)
 
     static func with<Result: Sendable>(
         _ body: @Sendable @escaping (PostgresClient, Logger) async throws -> Result

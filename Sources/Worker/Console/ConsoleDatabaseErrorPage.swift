@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+import Hummingbird
+import Logging
+import Shared
+
+/// Pages that need the database get `DATABASE_TIMEOUT_SECONDS`; past it, or when no connection
+/// can be made, the console answers `503` with a page that says the database cannot be reached
+/// and why, instead of an empty `500` a minute later (issue 38).
+struct ConsoleDatabaseErrorPage: RouterMiddleware {
+    typealias Context = ConsoleRequestContext
+
+    let limit: Duration
+    let renderer: ConsoleRenderer
+
+    /// The next handler, which is not `Sendable`, handed to the timed child task that runs it;
+    /// ``withCancellingTimeout(_:_:)`` waits for that task, so it never outlives the call.
+    private struct Handler: @unchecked Sendable {
+        let next: (Request, Context) async throws -> Response
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await withoutActuallyEscaping(next) { next in
+                let handler = Handler(next: next)
+                return try await withCancellingTimeout(limit) { try await handler.next(request, context) }
+            }
+        } catch where DatabaseProblem.isUnavailability(error) {
+            context.logger.warning("console page answered 503: the database cannot be reached", metadata: [
+                "error_type": "\(DatabaseProblem.typeName(of: error))"])
+            return renderer.page(
+                "message", title: "The database cannot be reached", section: nil, request: request, context: context,
+                values: [
+                    "lines": [
+                        "The database cannot be reached: \(DatabaseProblem.sentence(error, timeout: limit)).",
+                        "Nothing was changed. The console reconnects by itself: reload this page once the database answers.",
+                    ],
+                    "back": request.uri.path,
+                ],
+                status: .serviceUnavailable)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// With its database stopped, a console page answers within `DATABASE_TIMEOUT_SECONDS` with a page
+/// that says the database cannot be reached, not an empty `500` (issue 38).
+@Suite(.timeLimit(.minutes(1)))
+struct ConsoleDatabaseErrorTests {
+    @Test func aPageThatNeedsTheDatabaseSaysItCannotBeReached() async throws {
+        // Port 1: nothing listens there (a freed port could be handed to another test's listener).
+        let url = try DatabaseURL("postgres://sluice@127.0.0.1:1/sluice")
+        let client = try url.makeClient(maximumConnections: 2, logger: TestDatabase.logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let services = ConsoleServices(
+                client: client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody,
+                rebuilder: EntityRebuilder(client: client, handlers: [:], logger: TestDatabase.logger), reconciler: nil)
+            let router = try ConsoleApplication.router(
+                services: services, keys: try OperatorKeys([ConsoleHarness.key]), readOnly: false, databaseTimeout: .seconds(1))
+            try await Application(router: router).test(.router) { client in
+                let console = try await ConsoleHarness(client: client, cookie: nil).signedIn()
+                let started = ContinuousClock.now
+                let response = try await console.get("/")
+                // Within the 1 s limit, loosely: other suites' blocking waits may hold the test's threads.
+                #expect(ContinuousClock.now - started < .seconds(10))
+                #expect(response.status == .serviceUnavailable)
+                let page = String(buffer: response.body)
+                #expect(page.contains("The database cannot be reached"), "\(page)")
+                #expect(page.contains("connection refused") || page.contains("no answer within 1 s"), "\(page)")
+            }
+        }
+    }
+}
