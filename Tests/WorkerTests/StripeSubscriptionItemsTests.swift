@@ -45,6 +45,13 @@ struct StripeSubscriptionItemsTests {
             let key = "user_items"
             #expect(try await system.db.scalar(
                 "SELECT count(*) FROM outgoing_events WHERE user_id = \(key) AND type = 'entitlement.refunded'") == 2)
+
+            // A rebuild by user rebuilds the item's entitlement with its subscription, never deletes it.
+            let rebuild = try RebuildTests.rebuild(system, "--user", "user_items")
+            #expect(rebuild.status == 0, "\(rebuild.stderr)")
+            let rebuilt = try await system.entitlements(userID: "user_items")
+            #expect(Set(rebuilt.compactMap { $0["product_id"] as? String }) == ["pro.monthly", "addon.storage"], "\(rebuild.stdout)")
+            #expect(rebuilt.allSatisfy { $0["status"] as? String == "refunded" })
         }
     }
 
@@ -56,6 +63,11 @@ struct StripeSubscriptionItemsTests {
             try await system.stripe(
                 "customer.subscription.updated", Self.subscription(items: [Self.base], periodEnd: periodEnd), at: start.addingTimeInterval(10),
                 previousAttributes: ["items": ["object": "list", "data": [Self.base, Self.storage]]])
+            try await system.drain()
+            // The next renewal extends the subscription, not the item removed from it.
+            var renewal = StripeObjects.invoice("in_renew", subscription: "sub_multi", reason: "subscription_cycle", periodEnd: periodEnd.addingTimeInterval(30 * 86_400))
+            renewal["subtotal"] = 999
+            try await system.stripe("invoice.paid", renewal, at: start.addingTimeInterval(20))
             try await system.drain()
             let entitlements = try await system.entitlements(userID: "user_items")
             let byProduct = Dictionary(uniqueKeysWithValues: entitlements.map { ($0["product_id"] as? String ?? "?", $0) })

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import NIOCore
 import NIOPosix
-public import PostgresNIO
+import PostgresNIO
 
 /// Why the database could not be used, as a few words an operator reads in a log line, a `503`
 /// or a command's error: "connection refused", "no answer within 5 s", the server's own message

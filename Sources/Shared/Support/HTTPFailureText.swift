@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-public import AsyncHTTPClient
+import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOPosix

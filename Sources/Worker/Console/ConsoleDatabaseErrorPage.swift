@@ -3,9 +3,10 @@ import Hummingbird
 import Logging
 import Shared
 
-/// Pages that need the database get `DATABASE_TIMEOUT_SECONDS`; past it, or when no connection
-/// can be made, the console answers `503` with a page that says the database cannot be reached
-/// and why, instead of an empty `500` a minute later (issue 38).
+/// Pages (GET) get `DATABASE_TIMEOUT_SECONDS`; past it, or when no connection can be made, the
+/// console answers `503` with a page that says the database cannot be reached and why, instead of
+/// an empty `500` a minute later (issue 38). Actions are not time-limited (a reconcile calls the
+/// providers, a rebuild may take long), but one that finds the database gone says so too.
 struct ConsoleDatabaseErrorPage: RouterMiddleware {
     typealias Context = ConsoleRequestContext
 
@@ -19,7 +20,10 @@ struct ConsoleDatabaseErrorPage: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // Pages read; actions (POST) may call providers or run long rebuilds, and are not cut short.
+        let reads = request.method == .get || request.method == .head
         do {
+            guard reads else { return try await next(request, context) }
             return try await withoutActuallyEscaping(next) { next in
                 let handler = Handler(next: next)
                 return try await withCancellingTimeout(limit) { try await handler.next(request, context) }
@@ -32,7 +36,9 @@ struct ConsoleDatabaseErrorPage: RouterMiddleware {
                 values: [
                     "lines": [
                         "The database cannot be reached: \(DatabaseProblem.sentence(error, timeout: limit)).",
-                        "Nothing was changed. The console reconnects by itself: reload this page once the database answers.",
+                        reads
+                            ? "The console reconnects by itself: reload this page once the database answers."
+                            : "What the action had done before the database went away stays done; look at the page again once the database answers.",
                     ],
                     "back": request.uri.path,
                 ],

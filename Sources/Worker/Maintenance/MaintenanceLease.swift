@@ -45,7 +45,7 @@ struct MaintenanceLease: Sendable {
     /// runs out instead of holding the process (issue 38: a worker took 52 s to stop).
     func release(within limit: Duration = .seconds(2)) async throws {
         let (client, task, owner, logger) = (client, task, owner, logger)
-        try await withTimeout(limit) {
+        _ = try await withTimeout(limit) {
             try await client.query(
                 "UPDATE maintenance_leases SET leased_until = now() WHERE task = \(task) AND leased_by = \(owner)", logger: logger)
         }

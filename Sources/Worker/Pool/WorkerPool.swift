@@ -110,14 +110,14 @@ final class WorkerPool: Service, CustomStringConvertible {
                     guard let taken = try await claimUnlessShutdownOutwaitsIt(limit: limit) else { continue }
                     claimed = taken
                 } catch {
-                    if Task.isShuttingDownGracefully { continue }
+                    if Task.isShuttingDownGracefully || Task.isCancelled { continue }
                     logger.warning("the queue could not be read", metadata: [
                         "queue": "\(queue.name)", "error": "\(ErrorText.describe(error))", "error_type": "\(DatabaseProblem.typeName(of: error))",
                     ])
                     await wakeup.wait(timeout: configuration.pollInterval)
                     continue
                 }
-                if Task.isShuttingDownGracefully {
+                if Task.isShuttingDownGracefully || Task.isCancelled {
                     try? await withinDatabaseTimeLimit { [queue] in try await queue.release(claimed) }
                     break
                 }
@@ -257,11 +257,6 @@ final class WorkerPool: Service, CustomStringConvertible {
         }
     }
 
-    /// Runs one of the pool's own statements, or throws ``TimeoutError`` after `databaseTimeLimit`.
-    ///
-    /// Seen for real after `pg_ctl restart -m immediate`: a dequeue issued as the server died never
-    /// returned, and the pool took no job again (nor could it shut down). Abandoned, it is retried
-    /// on a fresh connection at the next turn.
     /// How long a graceful shutdown waits for a claim in flight before it gives up on it.
     static let claimGraceAtShutdown: Duration = .seconds(2)
 
@@ -289,6 +284,11 @@ final class WorkerPool: Service, CustomStringConvertible {
         }
     }
 
+    /// Runs one of the pool's own statements, or throws ``TimeoutError`` after `databaseTimeLimit`.
+    ///
+    /// Seen for real after `pg_ctl restart -m immediate`: a dequeue issued as the server died never
+    /// returned, and the pool took no job again (nor could it shut down). Abandoned, it is retried
+    /// on a fresh connection at the next turn.
     private func withinDatabaseTimeLimit<Result: Sendable>(_ body: @Sendable @escaping () async throws -> Result) async throws -> Result {
         do {
             return try await withTimeout(configuration.databaseTimeLimit, body)

@@ -46,15 +46,25 @@ struct EntityRebuilder: Sendable {
             """, logger: logger))
     }
 
-    /// The entities of a user.
+    /// The entities of a user. A subscription item's companion entitlement (`<key>#<product>`) is
+    /// rebuilt with its subscription, whose events re-save it; it has no events of its own, so
+    /// rebuilding it alone would only delete it.
     func entities(user: String) async throws -> [String] {
-        try await strings(client.query(
+        let keys = try await strings(client.query(
             "SELECT entity_key FROM entitlements WHERE user_id = \(user) ORDER BY entity_key", logger: logger))
+        return Array(Set(keys.map(Self.rebuiltKey(of:)))).sorted()
+    }
+
+    /// The entity whose events rebuild `key`: a companion's subscription, else `key` itself.
+    static func rebuiltKey(of key: String) -> String {
+        guard let separator = key.firstIndex(of: Character(StripeDecider.companionSeparator)) else { return key }
+        return String(key[..<separator])
     }
 
     func rebuild(_ entityKey: String, dryRun: Bool) async throws -> Change {
-        try await client.withTransaction(dryRun: dryRun, logger: logger) { connection in
-            try await rebuild(entityKey, on: connection)
+        let key = Self.rebuiltKey(of: entityKey)
+        return try await client.withTransaction(dryRun: dryRun, logger: logger) { connection in
+            try await rebuild(key, on: connection)
         }
     }
 

@@ -52,8 +52,12 @@ extension StripeDecider {
         else { return decision }
         let loaded = Dictionary(state.companions.map { ($0.productID, $0) }, uniquingKeysWith: { first, _ in first })
         let listed = companionProducts(in: event.object, primary: primary.productID)
+        // Without the subscription's items (an invoice, a refund, a dispute), the companions are the
+        // live ones: an expired companion was removed from the subscription (or ended with it),
+        // and only a subscription object listing its item again brings it back.
+        let following = listed ?? state.companions.filter { $0.status != .expired }.map(\.productID)
         var decision = decision
-        for product in listed ?? state.companions.map(\.productID) where product != primary.productID {
+        for product in following where product != primary.productID {
             // A companion bought with the subscription was bought when it was; one added later, then.
             let bought = loaded[product]?.purchasedAt ?? (state.entitlement == nil ? primary.purchasedAt : nil) ?? event.created
             decision.entitlements.append(mirror(primary, product: product, subscriptionKey: key, purchasedAt: bought))

@@ -105,8 +105,9 @@ enum StripeDecider {
         case .chargeRefunded:
             return try refunded(event, subject, state)
         case .chargeDisputeCreated, .chargeDisputeFundsWithdrawn:
-            if type == .chargeDisputeFundsWithdrawn, let newest = state.transaction?.lastEventTime, event.created < newest {
-                // Funds are withdrawn when the dispute opens: arriving after the dispute was settled, it changes nothing.
+            if let newest = state.transaction?.lastEventTime, event.created < newest {
+                // A dispute opens (and its funds are withdrawn) after the payment's other events: one
+                // older than the newest (delivered after the dispute was won) changes nothing.
                 return .stale(subject.transactionKey ?? "?", newest: "\(newest)")
             }
             if isInquiry(o) {

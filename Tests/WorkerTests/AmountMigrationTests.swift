@@ -5,10 +5,13 @@ import Shared
 import Testing
 import TestSupport
 
-/// `0027_apple_amounts_in_minor_units`: App Store rows stored with the old `price / 10` are
-/// rescaled to their currency's minor unit, by the same table as the worker's (issue 36).
-struct AppleAmountMigrationTests {
-    static let version = "0027_apple_amounts_in_minor_units"
+@testable import Worker
+
+/// `0027_amounts_in_minor_units`: App Store rows stored with the old `price / 10`, and Stripe's
+/// ISK and MGA rows, are rescaled to their currency's minor unit, by the same tables as the
+/// worker's (issue 36).
+struct AmountMigrationTests {
+    static let version = "0027_amounts_in_minor_units"
 
     static func migration() throws -> Migration {
         try #require(try Migration.load(from: TestDatabase.migrationsDirectory).first { $0.version == version })
@@ -28,6 +31,11 @@ struct AppleAmountMigrationTests {
         #expect(try codes(after: "THEN round(amount / 100.0)::bigint\n        WHEN upper(currency) IN (") == byDigits[3])
         #expect(try codes(after: "THEN amount * 10\n        WHEN upper(currency) IN (") == byDigits[4])
         #expect(try codes(after: "AND upper(currency) IN (").union(codes(after: "'XPF',\n")) == Set(CurrencyMinorUnits.exceptions.keys))
+        // Stripe's own scale (StripeAmounts.stripeDigits): ISK two-decimal, MGA zero-decimal.
+        let stripe = Dictionary(uniqueKeysWithValues: StripeAmounts.stripeDigits.map { ($0.key, $0.value - CurrencyMinorUnits($0.key).digits) })
+        #expect(stripe == ["ISK": 2, "MGA": -2])
+        #expect(sql.contains("amount = round(amount / 100.0)::bigint, amount_refunded = round(amount_refunded / 100.0)::bigint\nWHERE source = 'web_checkout' AND upper(currency) = 'ISK'"))
+        #expect(sql.contains("amount = amount * 100, amount_refunded = amount_refunded * 100\nWHERE source = 'web_checkout' AND upper(currency) = 'MGA'"))
     }
 
     @Test func storedAppStoreAmountsTakeTheirCurrencysMinorUnit() async throws {
@@ -39,11 +47,12 @@ struct AppleAmountMigrationTests {
                 """
                 INSERT INTO transactions (source, provider_transaction_id, status, amount, currency) VALUES
                     ('store_kit', 'jpy', 'succeeded', 48000, 'JPY'), ('store_kit', 'usd', 'succeeded', 999, 'USD'),
-                    ('store_kit', 'kwd', 'succeeded', 125, 'KWD'), ('web_checkout', 'pi_jpy', 'succeeded', 480, 'JPY')
+                    ('store_kit', 'kwd', 'succeeded', 125, 'KWD'), ('web_checkout', 'pi_jpy', 'succeeded', 480, 'JPY'),
+                    ('web_checkout', 'pi_isk', 'succeeded', 149900, 'ISK'), ('web_checkout', 'pi_mga', 'succeeded', 5000, 'MGA')
                 """, logger: TestDatabase.logger)
             try await Migrator(client: db.client, logger: TestDatabase.logger).migrate(all)
             #expect(try await db.strings("SELECT provider_transaction_id || ' ' || amount FROM transactions ORDER BY 1") == [
-                "jpy 480", "kwd 1250", "pi_jpy 480", "usd 999",
+                "jpy 480", "kwd 1250", "pi_isk 1499", "pi_jpy 480", "pi_mga 500000", "usd 999",
             ])
         }
     }
