@@ -35,6 +35,27 @@ struct CommandLineTests {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self), (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
     }
 
+    /// Every script answers `--help` with its usage and exits 0, doing nothing else (scripts/lib/help.sh).
+    @Test func everyScriptAnswersHelp() throws {
+        let scripts = Vectors.repository.appendingPathComponent("scripts")
+        // scripts/worker hands --help to the worker binary; postgres.sh is a library.
+        let names = try FileManager.default.contentsOfDirectory(atPath: scripts.path).filter { !["worker", "postgres.sh", "lib"].contains($0) }
+        #expect(names.count >= 20)
+        for name in names.sorted() {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [scripts.appendingPathComponent(name).path, "--help"]
+            process.environment = ["PATH": "/usr/bin:/bin"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0 && text.split(separator: "\n").count >= 2, "scripts/\(name) --help: \(text)")
+        }
+    }
+
     @Test(arguments: [
         ("worker", ["--help"]), ("worker", ["run", "--help"]), ("worker", ["migrate", "--help"]), ("ingest", ["--help"]),
         ("worker", ["stats", "--help"]), ("worker", ["dlq", "--help"]), ("worker", ["dlq", "list", "--help"]),

@@ -109,6 +109,11 @@ struct OperatorCommandTests {
             let json = try #require(try Self.json(try Self.worker(db, "dlq", "show", item, "--json").stdout) as? [String: Any])
             #expect((json["history"] as? [Any])?.count == 2)
             #expect(json["payload_base64"] is String)
+            #expect(show.stdout.contains("failed at"))
+            // Replayed and applied: a done job ended, it never failed.
+            try await db.client.query("UPDATE events SET state = 'done', finished_at = now()", logger: Self.logger)
+            let done = try Self.worker(db, "dlq", "show", item).stdout
+            #expect(done.contains("done at") && !done.contains("failed at"), "\(done)")
 
             for unknown in ["events/999999", "deliveries/5", "999999", "banana"] {
                 let missing = try Self.worker(db, "dlq", "show", unknown)

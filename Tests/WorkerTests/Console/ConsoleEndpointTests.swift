@@ -40,7 +40,9 @@ struct ConsoleEndpointTests {
                 #expect(try await store.endpoint(endpoint.id)?.disabledAt == nil)
 
                 // Resend: the count first, then the deliveries back in the queue.
-                try await system.db.client.query("UPDATE deliveries SET state = 'done', finished_at = now()", logger: TestDatabase.logger)
+                try await system.db.client.query(
+                    "UPDATE deliveries SET state = 'done', finished_at = now(), http_status = 204", logger: TestDatabase.logger)
+                #expect(try await console.page("/endpoints/\(endpoint.id)").contains("<td>204</td>"), "the status the endpoint answered")
                 let confirm = try await console.submit("/endpoints/\(endpoint.id)/resend", from: page, ["since": "1h"])
                 #expect(String(buffer: confirm.body).contains("Queue 2 deliveries to ep_\(endpoint.id) again"))
                 #expect(try await system.db.scalar("SELECT count(*) FROM deliveries WHERE state = 'pending'") == 0)
