@@ -55,12 +55,12 @@ struct RunCommand: AsyncParsableCommand {
                         secret: settings.forwardSecret, logger: logger),
                     successTerminationBehavior: .ignore),
                 .init(service: pools.events), .init(service: pools.deliveries),
-                // A metrics port that cannot be bound stops the worker gracefully (its pools hand
-                // their claimed jobs back) and the process exits naming METRICS_PORT.
-                .init(
-                    service: NamedListener(server, address: .init(
-                        host: settings.metricsHost, port: settings.metricsPort, hostVariable: "METRICS_HOST", portVariable: "METRICS_PORT")),
-                    failureTerminationBehavior: .gracefullyShutdownGroup),
+                // A metrics port that cannot be bound fails at start: the group is cancelled (every
+                // service stops at once, before any job was begun) and the process exits naming
+                // METRICS_PORT. A graceful shutdown of services still starting was seen to hang
+                // past 20 s on a loaded machine.
+                .init(service: NamedListener(server, address: .init(
+                    host: settings.metricsHost, port: settings.metricsPort, hostVariable: "METRICS_HOST", portVariable: "METRICS_PORT"))),
             ]
             if let notifications { services.insert(.init(service: notifications), at: 1) }
             let recovery = Recovery(

@@ -54,10 +54,9 @@ struct ConsoleCommand: AsyncParsableCommand {
                     .init(service: client),
                     .init(service: DatabaseReachability(
                         client: client, database: settings.database, meanwhile: "pages that need it answer 503 meanwhile", logger: logger)),
-                    .init(
-                        service: NamedListener(application, address: .init(
-                            host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT")),
-                        failureTerminationBehavior: .gracefullyShutdownGroup),
+                    // A port that cannot be bound cancels the group: the process exits naming CONSOLE_PORT.
+                    .init(service: NamedListener(application, address: .init(
+                        host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT"))),
                 ], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
         }
