@@ -31,9 +31,10 @@ struct RateLimitTests {
             }
             let refused = try await Self.sync(system, from: "198.51.100.7", key: TestCredentials.clientAPIKey, id: "5099")
             #expect(refused.status == .tooManyRequests)
-            // A whole token takes 1,000 s; less by what refilled while the burst was sent (a loaded machine takes seconds).
+            // A whole token takes 1,000 s; less by what refilled while the burst was sent (a loaded
+            // machine takes seconds: a fresh-clone CI run took 12 s for the 20 syncs, Retry-After 988).
             let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
-            #expect((990...1000).contains(retryAfter), "Retry-After: \(retryAfter)")
+            #expect((940...1000).contains(retryAfter), "Retry-After: \(retryAfter)")
             #expect(String(buffer: refused.body).contains("rate_limited"))
             // Another install is not held back; the address the client wrote first in the header is not the one counted.
             #expect(try await Self.sync(system, from: "198.51.100.8", key: TestCredentials.clientAPIKey, id: "5100").status == .accepted)
