@@ -26,7 +26,8 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
     if let readDatabase = settings.readDatabase {
         let replicaClient = try readDatabase.makeClient(maximumConnections: 8, logger: logger)
         replica = (replicaClient, ReplicaLag(
-            primary: StateReader(client: client, logger: logger), replica: StateReader(client: replicaClient, logger: logger),
+            primary: StateReader(client: client, tokenProof: settings.eventProof, logger: logger),
+            replica: StateReader(client: replicaClient, tokenProof: settings.eventProof, logger: logger),
             maximumLag: settings.readMaximumLag))
     }
     let router = try buildRouter(
@@ -106,7 +107,7 @@ func buildRouter(
     webhooks.addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
-        source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, logger: logger)), apiKeys: apiKeys,
+        source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, tokenProof: settings.eventProof, logger: logger)), apiKeys: apiKeys,
         database: database, leeway: Double(settings.entitlementLeewaySeconds), defaultEnvironment: settings.readEnvironment,
         sandboxAccess: settings.sandboxAccess)
         .addRoutes(to: router)

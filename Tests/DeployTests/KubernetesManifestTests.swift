@@ -151,6 +151,6 @@ struct KubernetesManifestTests {
         }
         let migrate = try object("NetworkPolicy", "sluice-migrate")
         let spec = try #require(migrate["spec"] as? [String: Any])
-        #expect(spec["ingress"] == nil && spec["policyTypes"] as? [String] == ["Ingress"], "the migration Job takes no connection")
+        #expect(spec["ingress"] == nil && spec["policyTypes"] as? [String] == ["Ingress", "Egress"], "the migration Job takes no connection")
     }
 }

@@ -76,7 +76,7 @@ struct DatabaseRolesTests {
 
             try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
                 #expect(try await EventStore(client: ingest, logger: Self.logger).insert([record]) == [.stored])
-                #expect(try await StateReader(client: ingest, logger: Self.logger).entitlements(userID: "user_roles", environment: nil).isEmpty)
+                #expect(try await StateReader(client: ingest, tokenProof: nil, logger: Self.logger).entitlements(userID: "user_roles", environment: nil).isEmpty)
                 // Registering an appAccountToken: the token's row and its queue event.
                 let tokens = AppAccountTokens(client: ingest, logger: Self.logger)
                 #expect(try await tokens.register(UUID(), userID: "user_roles") == .registered)
@@ -102,7 +102,7 @@ struct DatabaseRolesTests {
                 }
             }
             try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
-                let found = try await StateReader(client: ingest, logger: Self.logger).entitlements(userID: "user_roles", environment: nil)
+                let found = try await StateReader(client: ingest, tokenProof: nil, logger: Self.logger).entitlements(userID: "user_roles", environment: nil)
                 #expect(found.map(\.state.status) == [.active])
             }
         }

@@ -220,7 +220,7 @@ struct OutgoingEventsTests {
                 // A handler bug wrote the wrong state; the fixed handlers rebuild it from the stored events.
                 try await system.db.client.query("UPDATE entitlements SET status = 'expired'", logger: TestDatabase.logger)
                 let handlers = EventHandlers.all(logger: TestDatabase.logger).compactMapValues { $0 as? any EventApplier }
-                let rebuilder = EntityRebuilder(client: system.db.client, handlers: handlers, logger: TestDatabase.logger)
+                let rebuilder = EntityRebuilder(client: system.db.client, handlers: handlers, proof: nil, logger: TestDatabase.logger)
                 let key = "apple:sandbox:46001"
                 _ = try await rebuilder.rebuild(key, dryRun: true)
                 #expect(try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE entity_key = \(key)") == 2)

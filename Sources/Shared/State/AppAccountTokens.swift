@@ -4,14 +4,20 @@ public import Logging
 public import PostgresNIO
 import NIOFoundationCompat
 
-/// Which user each registered `appAccountToken` is (`app_account_tokens`): the app's server
-/// registers them, the read API and the StoreKit sync read them, the worker follows them.
+/// Which user each registered `appAccountToken` is: the app's server registers them
+/// (`app_account_tokens`, written by ingest), the read API and the StoreKit sync read them, the
+/// worker follows them once it applied the registration's proven queue event
+/// (`app_account_token_owners`, which only the worker writes).
 ///
-/// A registration and the worker's apply of an Apple event naming the token are serialised by
-/// the token's advisory lock (``lockKey(_:)``): the registration takes it exclusively, an apply
-/// shared (``StateStore/userFollowingAppAccountToken(_:)``). So an apply either finishes before
-/// the registration commits, and its rows are there for the registration's event to move, or
-/// sees the registration and writes under the user.
+/// Ingest's readers take a registration row only when the worker applied it or it carries a
+/// valid proof (``EventProof/proof(ofToken:userID:)``): a row written with ingest's database
+/// credential alone is no registration (docs/operations.md, "Security model").
+///
+/// The worker's apply of a registration and of an Apple event naming the token are serialised by
+/// the token's advisory lock (``lockKey(_:)``): the registration's apply takes it exclusively, an
+/// Apple event's shared (``StateStore/userFollowingAppAccountToken(_:)``). So an Apple event either
+/// finishes before the registration is applied, and its rows are there for the registration to
+/// move, or sees the owner and writes under the user.
 public struct AppAccountTokens: Sendable {
     /// What a registration did.
     public enum Registration: Sendable, Equatable {
@@ -60,8 +66,8 @@ public struct AppAccountTokens: Sendable {
         }
     }
 
-    /// Registers `token` as `userID`'s: the row and the queue event that moves what is stored
-    /// under the token commit together, or neither does.
+    /// Registers `token` as `userID`'s: the row (with its proof) and the queue event that moves
+    /// what is stored under the token commit together, or neither does.
     public func register(_ token: UUID, userID: String) async throws -> Registration {
         let event = RegisteredEvent(appAccountToken: token, userID: userID)
         var record = EventRecord(
@@ -71,10 +77,11 @@ public struct AppAccountTokens: Sendable {
         return try await client.withTransaction(logger: logger) { connection in
             let store = StateStore(connection: connection, logger: logger)
             try await store.lock(Self.lockKey(token))
+            let rowProof = proof.map { ByteBuffer(bytes: $0.proof(ofToken: token, userID: userID)) }
             let rows = try await connection.query(
                 """
                 WITH inserted AS (
-                    INSERT INTO app_account_tokens (token, user_id) VALUES (\(token), \(userID))
+                    INSERT INTO app_account_tokens (token, user_id, proof) VALUES (\(token), \(userID), \(rowProof))
                     ON CONFLICT (token) DO NOTHING RETURNING user_id
                 )
                 SELECT user_id, true FROM inserted
@@ -85,29 +92,72 @@ public struct AppAccountTokens: Sendable {
                 owner = (user, isNew)
             }
             guard let owner else { throw StateStoreError(reason: "the token's insert returned no row") }
-            guard owner.isNew else { return owner.user == userID ? .alreadyRegistered : .conflict }
+            if !owner.isNew {
+                switch try await self.owner(of: token, on: connection) {
+                case .some(userID): return .alreadyRegistered
+                case .some: return .conflict
+                case nil:
+                    // The row holding the token is not Sluice's (no valid proof, never applied):
+                    // it is no registration. Ingest may not change it; the registration goes
+                    // through its proven event alone, which the worker applies.
+                    logger.error("an app_account_tokens row without a valid proof holds this token; it is ignored (docs/operations.md)")
+                }
+            }
             for try await _ in try await connection.query(try EventStore.insertQuery([record]), logger: logger) {}
             return .registered
         }
     }
 
-    /// The user `token` is registered to, if any.
+    /// The user `token` is registered to, if any: a registration the worker applied, or one whose
+    /// row carries a valid proof (any row, without `EVENT_SIGNING_KEY`).
     public func owner(of token: UUID) async throws -> String? {
-        for try await user in try await client.query(
-            "SELECT user_id FROM app_account_tokens WHERE token = \(token)", logger: logger
-        ).decode(String.self) {
-            return user
+        try await client.withConnection { try await owner(of: token, on: $0) }
+    }
+
+    private func owner(of token: UUID, on connection: PostgresConnection) async throws -> String? {
+        try await Self.registrations(connection.query(
+            """
+            SELECT token, user_id, NULL::bytea, true FROM app_account_token_owners WHERE token = \(token)
+            UNION ALL SELECT token, user_id, proof, false FROM app_account_tokens WHERE token = \(token)
+            """, logger: logger), proof: proof).first?.user
+    }
+
+    /// The tokens registered to `userID` (as ``owner(of:)`` takes them), as Apple state stores
+    /// them: lowercase UUID text.
+    public static func tokens(ofUser userID: String, proof: EventProof?, on client: PostgresClient, logger: Logger) async throws -> [String] {
+        try await registrations(client.query(
+            """
+            SELECT token, user_id, NULL::bytea, true FROM app_account_token_owners WHERE user_id = \(userID)
+            UNION ALL SELECT t.token, t.user_id, t.proof, false FROM app_account_tokens t
+            WHERE t.user_id = \(userID) AND NOT EXISTS (SELECT 1 FROM app_account_token_owners o WHERE o.token = t.token)
+            """, logger: logger), proof: proof).map { $0.token.uuidString.lowercased() }
+    }
+
+    /// Of rows `(token, user_id, proof, applied)`, the registrations, those the worker applied
+    /// first: an applied one, or a registration row with a valid proof (without a key, any).
+    private static func registrations(_ rows: PostgresRowSequence, proof: EventProof?) async throws -> [(token: UUID, user: String)] {
+        var applied: [(token: UUID, user: String)] = []
+        var proven: [(token: UUID, user: String)] = []
+        for try await (token, user, presented, isApplied) in rows.decode((UUID, String, ByteBuffer?, Bool).self) {
+            if isApplied {
+                applied.append((token, user))
+            } else if let proof {
+                if let presented, proof.verifies(Array(presented.readableBytesView), token: token, userID: user) { proven.append((token, user)) }
+            } else {
+                proven.append((token, user))
+            }
         }
-        return nil
+        let appliedTokens = Set(applied.map(\.token))
+        return applied + proven.filter { !appliedTokens.contains($0.token) }
     }
 }
 
 extension StateStore {
-    /// The user a registered `appAccountToken` belongs to; `userID` itself when it is no
-    /// registered token (or `nil`).
+    /// The user a registered `appAccountToken` belongs to, once the worker applied its
+    /// registration (`app_account_token_owners`); `userID` itself when it is no such token (or `nil`).
     ///
-    /// Takes the token's lock shared first, then reads in a new statement: a registration
-    /// committing meanwhile is waited for and then seen (``AppAccountTokens``).
+    /// Takes the token's lock shared first, then reads in a new statement: a registration being
+    /// applied meanwhile is waited for and then seen (``AppAccountTokens``).
     public func userFollowingAppAccountToken(_ userID: String?) async throws -> String? {
         guard let userID, let token = UUID(uuidString: userID) else { return userID }
         if case let .cached(user) = prefetched?.appAccountTokenUser(token) { return user ?? userID }
@@ -115,11 +165,32 @@ extension StateStore {
             "SELECT pg_advisory_xact_lock_shared(hashtextextended(\(AppAccountTokens.lockKey(token)), 0))", logger: logger
         ) {}
         for try await user in try await connection.query(
-            "SELECT user_id FROM app_account_tokens WHERE token = \(token)", logger: logger
+            "SELECT user_id FROM app_account_token_owners WHERE token = \(token)", logger: logger
         ).decode(String.self) {
             return user
         }
         return userID
+    }
+
+    /// Records, under the token's lock taken exclusively, that the worker applied a proven
+    /// registration of `token` as `userID`'s. Returns the token's owner afterwards: `userID`, or
+    /// the user it was already registered to.
+    public func recordAppAccountTokenOwner(_ token: UUID, userID: String, eventID: Int64) async throws -> String {
+        try await lock(AppAccountTokens.lockKey(token))
+        var owner = userID
+        for try await user in try await connection.query(
+            """
+            WITH inserted AS (
+                INSERT INTO app_account_token_owners (token, user_id, event_id) VALUES (\(token), \(userID), \(eventID))
+                ON CONFLICT (token) DO NOTHING RETURNING user_id
+            )
+            SELECT user_id FROM inserted UNION ALL SELECT user_id FROM app_account_token_owners WHERE token = \(token)
+            """, logger: logger
+        ).decode(String.self) where owner == userID {
+            owner = user
+        }
+        prefetched?.loaded(appAccountTokens: [token], found: [token: owner])
+        return owner
     }
 
     /// The keys of `userID`'s entitlements, sorted: the order their locks are taken in.

@@ -28,20 +28,30 @@ public struct StateReader: Sendable {
     }
 
     let client: PostgresClient
+    /// `EVENT_SIGNING_KEY`: which `appAccountToken` registrations count (``AppAccountTokens``).
+    let tokenProof: EventProof?
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, tokenProof: EventProof?, logger: Logger) {
         self.client = client
+        self.tokenProof = tokenProof
         self.logger = logger
+    }
+
+    /// The user and the `appAccountToken`s registered to them: the `user_id`s their state may be
+    /// stored under until a registration's event moved it.
+    private func storedUserIDs(of userID: String) async throws -> [String] {
+        [userID] + (try await AppAccountTokens.tokens(ofUser: userID, proof: tokenProof, on: client, logger: logger))
     }
 
     /// A user's entitlements of `environment` (`nil`: both), with those still stored under an
     /// `appAccountToken` registered to the user (until the registration's event moved them).
     public func entitlements(userID: String, environment: PurchaseEnvironment?) async throws -> [Entitlement] {
-        try await entitlements(client.query(
+        let userIDs = try await storedUserIDs(of: userID)
+        return try await entitlements(client.query(
             """
             SELECT id, \(unescaped: EntitlementColumns.list) FROM entitlements
-            WHERE user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))
+            WHERE user_id = ANY(\(userIDs))
                 AND (\(environment?.rawValue)::text IS NULL OR environment = \(environment?.rawValue))
             ORDER BY created_at, id
             """, logger: logger))
@@ -90,16 +100,17 @@ public struct StateReader: Sendable {
     public func transactions(
         userID: String, environment: PurchaseEnvironment?, limit: Int, startingAfter: UUID? = nil
     ) async throws -> [Transaction] {
+        let userIDs = try await storedUserIDs(of: userID)
         var result: [Transaction] = []
         for try await row in try await client.query(
             """
             SELECT t.id, \(unescaped: TransactionColumns.list) FROM transactions t
-            WHERE t.user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))
+            WHERE t.user_id = ANY(\(userIDs))
                 AND (\(environment?.rawValue)::text IS NULL OR t.environment = \(environment?.rawValue))
                 AND (\(startingAfter)::uuid IS NULL OR (COALESCE(t.purchased_at, t.created_at), t.created_at, t.id) < (
                     SELECT COALESCE(c.purchased_at, c.created_at), c.created_at, c.id FROM transactions c
                     WHERE c.id = \(startingAfter)
-                        AND c.user_id IN (SELECT \(userID) UNION ALL SELECT token::text FROM app_account_tokens WHERE user_id = \(userID))))
+                        AND c.user_id = ANY(\(userIDs))))
             ORDER BY COALESCE(t.purchased_at, t.created_at) DESC, t.created_at DESC, t.id DESC LIMIT \(limit)
             """, logger: logger
         ) {

@@ -117,7 +117,7 @@ extension StateStore {
         guard !held.isEmpty else { return }
         var users: [UUID: String] = [:]
         for try await (token, user) in try await connection.query(
-            "SELECT token, user_id FROM app_account_tokens WHERE token = ANY(\(held)::uuid[])", logger: logger
+            "SELECT token, user_id FROM app_account_token_owners WHERE token = ANY(\(held)::uuid[])", logger: logger
         ).decode((UUID, String).self) {
             users[token] = user
         }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
-import Foundation
+public import Foundation
 public import NIOCore
 
 /// Proof that a queue row was stored by Sluice (`EVENT_SIGNING_KEY`): an HMAC-SHA256, under a key
@@ -8,8 +8,9 @@ public import NIOCore
 /// type, origin and payload. The database never holds the key, so its credentials alone (ingest's
 /// leaked, say) cannot make a row the worker applies: a row without a valid proof is refused.
 ///
-/// Rows stored before the worker first ran with the key carry none; they are accepted up to the
-/// cutover the worker records then (`event_proof_cutover`, which ingest's role cannot write).
+/// Rows stored before the worker first ran with the key are given one by the worker, once, at
+/// that start (the worker's `ProofBackfill`); from then on a row without a valid proof is never applied,
+/// whatever its id. The same key proves `app_account_tokens` rows (``proof(ofToken:userID:)``).
 ///
 /// During a rotation the variable holds `new,old`: rows are proven with the first key and
 /// accepted with any.
@@ -37,16 +38,7 @@ public struct EventProof: Sendable {
 
     /// The proof of a row, over each field length-prefixed, so no two rows share an input.
     public func proof(source: String, externalID: String, type: String, origin: String, payload: ByteBuffer) -> [UInt8] {
-        proof(source: source, externalID: externalID, type: type, origin: origin, payload: payload, key: keys[0])
-    }
-
-    private func proof(source: String, externalID: String, type: String, origin: String, payload: ByteBuffer, key: SymmetricKey) -> [UInt8] {
-        var mac = HMAC<SHA256>(key: key)
-        for field in [Array(source.utf8), Array(externalID.utf8), Array(type.utf8), Array(origin.utf8)] {
-            Self.update(&mac, field)
-        }
-        Self.update(&mac, payload.readableBytesView)
-        return Array(mac.finalize())
+        Self.mac(Self.rowFields(source: source, externalID: externalID, type: type, origin: origin, payload: payload), key: keys[0])
     }
 
     public func proof(of record: EventRecord) -> [UInt8] {
@@ -57,15 +49,46 @@ public struct EventProof: Sendable {
     public func verifies(
         _ presented: [UInt8], source: String, externalID: String, type: String, origin: String, payload: ByteBuffer
     ) -> Bool {
+        verifies(presented, fields: Self.rowFields(source: source, externalID: externalID, type: type, origin: origin, payload: payload))
+    }
+
+    /// The proof of an `app_account_tokens` row: that Sluice registered `token` as `userID`'s.
+    ///
+    /// Its first field names what is proven, a value no queue row's `source` takes, so a token's
+    /// proof is never a row's.
+    public func proof(ofToken token: UUID, userID: String) -> [UInt8] {
+        Self.mac(Self.tokenFields(token: token, userID: userID), key: keys[0])
+    }
+
+    /// Whether `presented` proves that `token` is `userID`'s, under any of the keys.
+    public func verifies(_ presented: [UInt8], token: UUID, userID: String) -> Bool {
+        verifies(presented, fields: Self.tokenFields(token: token, userID: userID))
+    }
+
+    private static func rowFields(source: String, externalID: String, type: String, origin: String, payload: ByteBuffer) -> [[UInt8]] {
+        [Array(source.utf8), Array(externalID.utf8), Array(type.utf8), Array(origin.utf8), Array(payload.readableBytesView)]
+    }
+
+    private static func tokenFields(token: UUID, userID: String) -> [[UInt8]] {
+        [Array("app_account_token".utf8), Array(token.uuidString.lowercased().utf8), Array(userID.utf8)]
+    }
+
+    private func verifies(_ presented: [UInt8], fields: [[UInt8]]) -> Bool {
         var matched = false
         for key in keys {
-            let expected = proof(source: source, externalID: externalID, type: type, origin: origin, payload: payload, key: key)
+            let expected = Self.mac(fields, key: key)
             guard presented.count == expected.count else { continue }
             var difference: UInt8 = 0
             for (a, b) in zip(presented, expected) { difference |= a ^ b }
             matched = matched || difference == 0
         }
         return matched
+    }
+
+    private static func mac(_ fields: [[UInt8]], key: SymmetricKey) -> [UInt8] {
+        var mac = HMAC<SHA256>(key: key)
+        for field in fields { update(&mac, field) }
+        return Array(mac.finalize())
     }
 
     private static func update(_ mac: inout HMAC<SHA256>, _ bytes: some Collection<UInt8>) {

@@ -25,10 +25,10 @@ struct RunCommand: AsyncParsableCommand {
         let settings = try WorkerSettings(environment: EnvironmentValues.process())
         LoggingSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "worker")
-        if settings.recovery.eventProof != nil {
-            // Before anything is applied: rows stored so far may carry no proof, later ones must.
+        if let proof = settings.recovery.eventProof {
+            // Before anything is applied: rows stored before the key was first set get their proofs.
             try await DatabaseSession.with(settings.database, maximumConnections: 1, logger: logger) { client in
-                try await ProvenRowHandler.recordCutover(client: client, logger: logger)
+                try await ProofBackfill.run(client: client, proof: proof, logger: logger)
             }
         } else {
             logger.warning("EVENT_SIGNING_KEY is not set: the worker applies any row the database holds, proven or not")

@@ -40,8 +40,10 @@ struct ConsoleCommand: AsyncParsableCommand {
                 settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: nil, logger: logger)
             let services = ConsoleServices(
                 client: client, logger: logger, leeway: settings.leeway, sandboxAccess: settings.sandboxAccess,
+                eventProof: settings.recovery.eventProof,
                 rebuilder: EntityRebuilder(
-                    client: client, handlers: handlers, leeway: settings.leeway, sandboxAccess: settings.sandboxAccess, logger: logger),
+                    client: client, handlers: handlers, proof: settings.recovery.eventProof, leeway: settings.leeway,
+                    sandboxAccess: settings.sandboxAccess, logger: logger),
                 reconciler: recovery.isOff ? nil : recovery.reconciler)
             let application = try ConsoleApplication.build(
                 services: services, keys: settings.keys, readOnly: settings.readOnly, host: settings.host, port: settings.port,

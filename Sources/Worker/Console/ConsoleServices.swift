@@ -11,6 +11,8 @@ struct ConsoleServices: Sendable {
     /// `ENTITLEMENT_LEEWAY_SECONDS` and `SANDBOX_ACCESS`, for `is_active` as the read API says it.
     let leeway: TimeInterval
     let sandboxAccess: SandboxAccess
+    /// `EVENT_SIGNING_KEY`: which stored rows and `appAccountToken` registrations count.
+    let eventProof: EventProof?
     let rebuilder: EntityRebuilder
     /// `nil` when no provider API credentials are configured (reconciliation is off).
     let reconciler: Reconciler?

@@ -35,7 +35,8 @@ struct CustomersController: Sendable {
             guard let reference = FormFields(request.uri.query ?? "")["id"] else { return ConsoleRenderer.redirect("/customers") }
             let subject = CustomerSubject(reference: reference)
             guard let story = try await CustomerStory.load(
-                subject, client: services.client, leeway: services.leeway, sandboxAccess: services.sandboxAccess, logger: context.logger)
+                subject, client: services.client, leeway: services.leeway, sandboxAccess: services.sandboxAccess,
+                eventProof: services.eventProof, logger: context.logger)
             else {
                 return ConsoleRenderer.redirect("/customers?" + FormFields.encode([("q", reference)]))
             }

@@ -67,11 +67,12 @@ extension CustomerStory {
     /// - Parameters:
     ///   - leeway, sandboxAccess: as the read API computes `is_active`.
     ///   - limit: the most recent timeline entries and transactions shown.
+    ///   - eventProof: `EVENT_SIGNING_KEY`, for which `appAccountToken` registrations count.
     static func load(
         _ subject: CustomerSubject, client: PostgresClient, leeway: TimeInterval, sandboxAccess: SandboxAccess,
-        limit: Int = 200, now: Date = Date(), logger: Logger
+        eventProof: EventProof?, limit: Int = 200, now: Date = Date(), logger: Logger
     ) async throws -> CustomerStory? {
-        let reader = StateReader(client: client, logger: logger)
+        let reader = StateReader(client: client, tokenProof: eventProof, logger: logger)
         let entitlements: [StateReader.Entitlement]
         let transactions: [StateReader.Transaction]
         var userID: String?

@@ -12,6 +12,10 @@ import Shared
 /// and the records of its events, apply those events again in provider order with the current
 /// handlers, and compare. Provider links are facts and are kept. A dry run rolls back.
 ///
+/// With `EVENT_SIGNING_KEY` a row is applied again only with a valid proof, as the pool applies
+/// it (``ProvenRowHandler``); one without is left out, recorded and counted in the change. Where
+/// the worker proves rows and the key is not given, the rebuild refuses to start.
+///
 /// What the rebuild changed in the entitlement is announced once, at the end, as one outgoing
 /// event with cause `rebuild` (the steps in between are not: receivers already saw them).
 struct EntityRebuilder: Sendable {
@@ -21,16 +25,21 @@ struct EntityRebuilder: Sendable {
         var events: Int
         /// `field: before → after` for every field that differs; empty when nothing changed.
         var differences: [String]
+        /// Stored events left out because they carry no valid proof (`EVENT_SIGNING_KEY`).
+        var unproven: Int = 0
 
-        enum CodingKeys: String, CodingKey { case entityKey = "entity", events, differences }
+        enum CodingKeys: String, CodingKey { case entityKey = "entity", events, differences, unproven }
 
         var text: String {
             "\(entityKey) (\(events) events): " + (differences.isEmpty ? "unchanged" : differences.joined(separator: "; "))
+                + (unproven > 0 ? " — \(unproven) events without a valid proof left out" : "")
         }
     }
 
     let client: PostgresClient
     let handlers: [String: any EventApplier]
+    /// `EVENT_SIGNING_KEY`: only rows with a valid proof are applied again.
+    let proof: EventProof?
     /// `ENTITLEMENT_LEEWAY_SECONDS`, for `is_active` in the announcement.
     var leeway: TimeInterval = 3_600
     /// `SANDBOX_ACCESS`, for `is_active` in the announcement.
@@ -61,7 +70,23 @@ struct EntityRebuilder: Sendable {
         return String(key[..<separator])
     }
 
+    /// Refuses to rebuild without the key where the worker proves rows (a cutover is recorded):
+    /// the rebuild would apply rows the pool refuses.
+    func requireProofWhereRowsAreProven() async throws {
+        guard proof == nil else { return }
+        for try await _ in try await client.query("SELECT 1 FROM event_proof_cutover", logger: logger) {
+            throw RebuildRefused()
+        }
+    }
+
+    struct RebuildRefused: Error, CustomStringConvertible {
+        var description: String {
+            "EVENT_SIGNING_KEY is not set, but the worker applies only proven rows: rebuild checks proofs as the pool does; set the worker's key"
+        }
+    }
+
     func rebuild(_ entityKey: String, dryRun: Bool) async throws -> Change {
+        try await requireProofWhereRowsAreProven()
         let key = Self.rebuiltKey(of: entityKey)
         return try await client.withTransaction(dryRun: dryRun, logger: logger) { connection in
             try await rebuild(key, on: connection)
@@ -74,16 +99,23 @@ struct EntityRebuilder: Sendable {
         let entitlementBefore = try await store.entitlement(key)
         let before = try await snapshot(key, store: store, on: connection)
         var jobs: [ClaimedJob] = []
-        for try await (id, source, payload, type, externalID, origin) in try await connection.query(
+        var unproven: [(ClaimedJob, UnprovenRow)] = []
+        for try await (id, source, payload, type, externalID, origin, rowProof) in try await connection.query(
             """
-            SELECT e.id, e.source, e.payload, e.type, e.external_id, e.origin FROM applied_events a JOIN events e ON e.id = a.event_id
+            SELECT e.id, e.source, e.payload, e.type, e.external_id, e.origin, e.proof::text
+            FROM applied_events a JOIN events e ON e.id = a.event_id
             WHERE a.entity_key = \(key) ORDER BY e.event_time NULLS FIRST, e.id
             """, logger: logger
-        ).decode((Int64, String, ByteBuffer, String, String, String).self) {
+        ).decode((Int64, String, ByteBuffer, String, String, String, String?).self) {
             // The same columns a dequeued job carries: handlers dispatch on them.
-            jobs.append(ClaimedJob(
-                id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload,
-                attributes: ["type": type, "external_id": externalID, "origin": origin]))
+            var attributes = ["type": type, "external_id": externalID, "origin": origin]
+            attributes["proof"] = rowProof
+            let job = ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload, attributes: attributes)
+            if let refusal = proof?.refusal(of: job) {
+                unproven.append((job, refusal))
+            } else {
+                jobs.append(job)
+            }
         }
         let identity = try await entitlementIdentity(key, on: connection)
         try await connection.query(
@@ -93,6 +125,10 @@ struct EntityRebuilder: Sendable {
         try await connection.query("DELETE FROM transactions WHERE entitlement_key = \(key)", logger: logger)
         try await connection.query("DELETE FROM entitlements WHERE entity_key = \(key)", logger: logger)
         try await connection.query("DELETE FROM applied_events WHERE entity_key = \(key)", logger: logger)
+        for (job, refusal) in unproven {
+            logger.warning("rebuild left out a stored event without a valid proof", metadata: ["event_id": "\(job.id)", "entity": "\(key)"])
+            try await store.record(eventID: job.id, entityKey: key, outcome: .recorded, detail: "rebuild: \(refusal)")
+        }
         for job in jobs {
             guard let handler = handlers[job.kind] else { continue }
             do {
@@ -111,7 +147,7 @@ struct EntityRebuilder: Sendable {
         }
         let after = try await snapshot(key, store: store, on: connection)
         try await announce(key, before: entitlementBefore, store: store, on: connection)
-        return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after))
+        return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after), unproven: unproven.count)
     }
 
     /// The id and creation time of the entitlement stored under `key`, if any.

@@ -23,7 +23,7 @@ struct ConsoleDatabaseErrorTests {
             defer { group.cancelAll() }
             let services = ConsoleServices(
                 client: client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody,
-                rebuilder: EntityRebuilder(client: client, handlers: [:], logger: TestDatabase.logger), reconciler: nil)
+                eventProof: nil, rebuilder: EntityRebuilder(client: client, handlers: [:], proof: nil, logger: TestDatabase.logger), reconciler: nil)
             let router = try ConsoleApplication.router(
                 services: services, keys: try OperatorKeys([ConsoleHarness.key]), readOnly: false, databaseTimeout: .seconds(1))
             try await Application(router: router).test(.router) { client in

@@ -23,12 +23,12 @@ struct ConsoleHarness: Sendable {
         _ system: SystemHarness, readOnly: Bool = false, keys: [String] = [key], reconciler: Reconciler? = nil, _ body: @Sendable @escaping (ConsoleHarness) async throws -> Void
     ) async throws {
         let services = ConsoleServices(
-            client: system.db.client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody,
+            client: system.db.client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody, eventProof: nil,
             rebuilder: EntityRebuilder(
                 client: system.db.client,
                 handlers: EventHandlers.all(logger: TestDatabase.logger, stripeAccounts: [], transferBehavior: .transfer, leeway: 3_600)
                     .compactMapValues { $0 as? any EventApplier },
-                logger: TestDatabase.logger),
+                proof: nil, logger: TestDatabase.logger),
             reconciler: reconciler)
         let router = try ConsoleApplication.router(services: services, keys: try OperatorKeys(keys), readOnly: readOnly)
         try await Application(router: router).test(.router) { client in

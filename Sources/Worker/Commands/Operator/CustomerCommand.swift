@@ -38,6 +38,7 @@ struct CustomerCommand: AsyncParsableCommand {
         let environment = try EnvironmentValues.process()
         let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
         let sandboxAccess = try SandboxAccess(environment: environment)
+        let eventProof = try EventProof.configured(by: environment)
         let story = try await OperatorSession.with { client, logger in
             let subjects = try await CustomerLookup(client: client, logger: logger).find(id)
             guard subjects.count <= 1 else {
@@ -45,7 +46,8 @@ struct CustomerCommand: AsyncParsableCommand {
             }
             guard let subject = subjects.first,
                 let story = try await CustomerStory.load(
-                    subject, client: client, leeway: leeway, sandboxAccess: sandboxAccess, limit: limit, logger: logger)
+                    subject, client: client, leeway: leeway, sandboxAccess: sandboxAccess, eventProof: eventProof, limit: limit,
+                    logger: logger)
             else { throw CommandFailure("nothing is stored about \(id)") }
             return story
         }

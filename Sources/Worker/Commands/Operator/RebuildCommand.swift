@@ -50,10 +50,13 @@ struct RebuildCommand: AsyncParsableCommand {
         let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
         let sandboxAccess = try SandboxAccess(environment: environment)
         let transferBehavior = try TransferBehavior(environment: environment)
+        let eventProof = try EventProof.configured(by: environment)
         let changes = try await OperatorSession.with { client, logger in
             let handlers = EventHandlers.all(
                 logger: logger, stripeAccounts: accounts, transferBehavior: transferBehavior, leeway: leeway).compactMapValues { $0 as? any EventApplier }
-            let rebuilder = EntityRebuilder(client: client, handlers: handlers, leeway: leeway, sandboxAccess: sandboxAccess, logger: logger)
+            let rebuilder = EntityRebuilder(
+                client: client, handlers: handlers, proof: eventProof, leeway: leeway, sandboxAccess: sandboxAccess, logger: logger)
+            try await rebuilder.requireProofWhereRowsAreProven()
             let keys: [String]
             if let entity {
                 keys = [entity]

@@ -5,12 +5,13 @@ import NIOFoundationCompat
 import PostgresNIO
 import Shared
 
-/// Applies a registered `appAccountToken` (source `account`, ``AppAccountTokens``): everything
-/// stored under the token before the registration — entitlements, transactions, links — becomes
-/// the user's, in one transaction, and each entitlement that moved is announced
-/// (`entitlement.transferred`, cause origin `registration`).
+/// Applies a registered `appAccountToken` (source `account`, ``AppAccountTokens``): the worker
+/// records the token as the user's (`app_account_token_owners`, the only place the worker learns
+/// it from, so only a proven registration counts), and everything stored under the token before —
+/// entitlements, transactions, links — becomes the user's, in one transaction; each entitlement
+/// that moved is announced (`entitlement.transferred`, cause origin `registration`).
 ///
-/// Apple events applied after the registration committed follow the token themselves
+/// Apple events applied after this follow the token themselves
 /// (``StateStore/userFollowingAppAccountToken(_:)``); this moves what came before.
 struct AppAccountTokenHandler: BatchableJobHandler {
     let logger: Logger
@@ -38,6 +39,12 @@ struct AppAccountTokenHandler: BatchableJobHandler {
     static func move(
         _ registration: AppAccountTokens.RegisteredEvent, eventID: Int64, store: StateStore, announcer: ChangeAnnouncer?
     ) async throws -> AppliedEvent {
+        let owner = try await store.recordAppAccountTokenOwner(registration.appAccountToken, userID: registration.userID, eventID: eventID)
+        guard owner == registration.userID else {
+            var refused = Decision(outcome: .recorded)
+            refused.detail = "appAccountToken registration not applied: the token is another user's"
+            return try await StateWriter.save(refused, eventID: eventID, to: store, announcer: announcer)
+        }
         let token = registration.tokenText
         let keys = try await store.entitlementKeys(ofUser: token)
         try await store.lock(keys)
