@@ -34,7 +34,7 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
         settings: settings, client: client, writer: writer, metrics: metrics, replicaLag: replica?.lag, logger: logger)
     var app = Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(30))),
+        server: .http1(configuration: .init(idleTimeout: IdleConnections.timeout)),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "sluice-ingest"),
         logger: logger)
     app.addServices(
@@ -54,7 +54,7 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
 func buildAdminApplication(settings: IngestSettings, client: PostgresClient, metrics: IngestMetrics, logger: Logger) -> some ApplicationProtocol {
     Application(
         router: buildAdminRouter(client: client, metrics: metrics),
-        server: .http1(configuration: .init(idleTimeout: .seconds(30))),
+        server: .http1(configuration: .init(idleTimeout: IdleConnections.timeout)),
         configuration: .init(address: .hostname(settings.adminHost, port: settings.adminPort), serverName: "sluice-ingest-admin"),
         onServerRunning: { channel in
             logger.info("ingest admin listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])

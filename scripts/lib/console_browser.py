@@ -81,6 +81,21 @@ class Browser:
             pass
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def status_of(url, cookie):
+    """The status of a GET with this Cookie header, redirects not followed."""
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers={"Cookie": cookie}), timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)
@@ -173,6 +188,19 @@ def main():
             check(overflow <= 0, f"{name} is {overflow} px wider than a 390 px window")
             browser.screenshot(f"{args.out}/{name}-390.png")
         print(f"  every page fits 390 px; screenshots in {args.out}")
+
+        # Signing out ends the session server-side: the cookie as the browser held it, replayed
+        # afterwards from outside the browser, reaches no page.
+        browser.emulate(1280, 900)
+        browser.go(base + "/")
+        cookies = {c["name"]: c["value"] for c in browser.s("/cookie")}
+        check("__Host-sluice_console" in cookies, f"the session cookie is not __Host- prefixed: {sorted(cookies)}")
+        copied = "__Host-sluice_console=" + cookies["__Host-sluice_console"]
+        check(status_of(base + "/", copied) == 200, "the copied cookie did not work before signing out")
+        browser.click("form[action='/logout'] button")
+        wait_for(lambda: browser.url().endswith("/login"), "signing out did not reach the sign-in page")
+        check(status_of(base + "/", copied) == 303, "a copy of the cookie still opened a page after signing out")
+        print("  signed out: a copy of the cookie kept from before opens nothing")
     finally:
         browser.quit()
 

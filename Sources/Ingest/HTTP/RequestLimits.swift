@@ -5,28 +5,50 @@ import HTTPTypes
 import NIOCore
 import Shared
 
-/// The API's rate limits (`RATE_LIMIT_PER_KEY`, `RATE_LIMIT_PER_ADDRESS`): every request with an
-/// API key counts against its key; a request with a client key (an app's StoreKit sync) also
-/// against its client address, since every install shares that key. Over a limit is `429` with
-/// `Retry-After`, counted in `sluice_ingest_rate_limited_total`.
+/// The API's rate limits (`RATE_LIMIT_PER_KEY`, `RATE_LIMIT_PER_ADDRESS`): a request with a
+/// server key counts against its key; a request with a client key (an app's StoreKit sync), which
+/// every install of the app shares, first against its client address and only then, if admitted
+/// there, against the key — so one client refused for its address drains nothing the other
+/// installs share, and the key's limit is a ceiling on the app's whole traffic. Over a limit is
+/// `429` with `Retry-After`, counted in `sluice_ingest_rate_limited_total`.
 struct RequestLimits: Sendable {
     /// Per key, or `nil` when off.
     let perKey: RateLimiter?
     /// Per client address for client keys, or `nil` when off.
     let perAddress: RateLimiter?
     /// `TRUST_FORWARDED_FOR`: the client address is the last `X-Forwarded-For` entry (the one
-    /// Sluice's own proxy added), not the connection's peer.
+    /// the trusted proxy added), not the connection's peer.
     let trustForwardedFor: Bool
     let metrics: IngestMetrics
 
-    /// - Throws: ``APIError`` `429` when the key or the address is over its limit.
-    func admit(keyDigest: [UInt8], role: APIKeyCheck.Role, request: Request, remoteAddress: SocketAddress?) throws {
-        if let perKey, case .limited(let seconds) = perKey.take(Self.hex(keyDigest.prefix(8))) {
-            throw limited("this API key", seconds: seconds, limit: "per_key")
+    /// A limit a request is counted against.
+    enum Bucket: Sendable, Equatable {
+        case clientAddress, key
+    }
+
+    /// The buckets a request with a key of `role` is counted against, in order: the first that
+    /// refuses ends the check, so the ones after it are not charged.
+    static func buckets(for role: APIKeyCheck.Role) -> [Bucket] {
+        switch role {
+        case .client: [.clientAddress, .key]
+        case .server: [.key]
         }
-        guard role == .client, let perAddress, let address = clientAddress(request, remoteAddress: remoteAddress) else { return }
-        if case .limited(let seconds) = perAddress.take(address) {
-            throw limited("this client address", seconds: seconds, limit: "per_address")
+    }
+
+    /// - Throws: ``APIError`` `429` when the address or the key is over its limit.
+    func admit(keyDigest: [UInt8], role: APIKeyCheck.Role, request: Request, remoteAddress: SocketAddress?) throws {
+        for bucket in Self.buckets(for: role) {
+            switch bucket {
+            case .clientAddress:
+                guard let perAddress, let address = clientAddress(request, remoteAddress: remoteAddress) else { continue }
+                if case .limited(let seconds) = perAddress.take(address) {
+                    throw limited("this client address", seconds: seconds, limit: "per_address")
+                }
+            case .key:
+                if let perKey, case .limited(let seconds) = perKey.take(Self.hex(keyDigest.prefix(8))) {
+                    throw limited("this API key", seconds: seconds, limit: "per_key")
+                }
+            }
         }
     }
 

@@ -34,11 +34,14 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         let query = request.uri.queryParameters
         let environment = try environment(query)
         let found: [StateReader.Entitlement]
-        let user = query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let user = try Self.userID(query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 })
         let source = self.source
         if let user {
             found = try await database.run { try await source.reader.entitlements(userID: user, environment: environment.only) }
         } else if let email = query["email"].map(String.init), !email.isEmpty {
+            guard !UserIDRule.containsControlCharacters(email) else {
+                throw APIError(.badRequest, code: "malformed", message: "email must not contain control characters")
+            }
             found = try await database.run { try await source.reader.entitlements(email: email, environment: environment.only) }
         } else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
@@ -51,10 +54,17 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         ])
     }
 
+    /// `user_id` as given (percent-decoded by the query's parsing), held to ``UserIDRule``.
+    static func userID(_ given: String?) throws -> String? {
+        guard let given else { return nil }
+        if let problem = UserIDRule.problem(with: given) { throw APIError(.badRequest, code: "malformed", message: problem) }
+        return given
+    }
+
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.requireServer(request, from: context.remoteAddress)
         let query = request.uri.queryParameters
-        guard let user = query["user_id"].map(String.init), !user.isEmpty else {
+        guard let user = try Self.userID(query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }) else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id")
         }
         var limit = 50

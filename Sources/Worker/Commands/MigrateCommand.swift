@@ -35,6 +35,6 @@ struct MigrateCommand: AsyncParsableCommand {
         let applied = try await OperatorSession.with { client, logger in
             try await Migrator(client: client, logger: logger).migrate(migrations)
         }
-        print(applied.isEmpty ? "up to date (\(migrations.count) migrations)" : "applied \(applied.joined(separator: ", "))")
+        OperatorSession.show(applied.isEmpty ? "up to date (\(migrations.count) migrations)" : "applied \(applied.joined(separator: ", "))")
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Hummingbird
 import Logging
+import Shared
 
 /// The console's web application: the gate, the security headers and the four sections.
 enum ConsoleApplication {
@@ -10,9 +11,11 @@ enum ConsoleApplication {
         let renderer = try ConsoleRenderer(readOnly: readOnly, keys: keys)
         let router = Router(context: ConsoleRequestContext.self)
         router.add(middleware: ConsoleSecurityHeaders())
-        router.add(middleware: OperatorAuthMiddleware(keys: keys, readOnly: readOnly, renderer: renderer))
+        // Before the gate: its session check reads the database too.
         router.add(middleware: ConsoleDatabaseErrorPage(limit: databaseTimeout, renderer: renderer))
-        LoginController(keys: keys, renderer: renderer).register(on: router)
+        let sessions = ConsoleSessions(client: services.client, limit: databaseTimeout, logger: services.logger)
+        router.add(middleware: OperatorAuthMiddleware(keys: keys, sessions: sessions, readOnly: readOnly, renderer: renderer))
+        LoginController(keys: keys, sessions: sessions, renderer: renderer).register(on: router)
         OverviewController(services: services, renderer: renderer).register(on: router)
         DeadLettersController(services: services, renderer: renderer).register(on: router)
         CustomersController(services: services, renderer: renderer).register(on: router)
@@ -25,6 +28,7 @@ enum ConsoleApplication {
     ) throws -> some ApplicationProtocol {
         Application(
             router: try router(services: services, keys: keys, readOnly: readOnly, databaseTimeout: databaseTimeout),
+            server: .http1(configuration: .init(idleTimeout: IdleConnections.timeout)),
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-console"),
             logger: logger)
     }

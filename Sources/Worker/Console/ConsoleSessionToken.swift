@@ -3,9 +3,10 @@ import Crypto
 import Foundation
 import Shared
 
-/// The console's session cookie and CSRF token: stateless, signed with a secret derived from the
-/// operator key that logged in, so removing a key from `OPERATOR_KEYS` ends its sessions, and
-/// every console replica accepts them.
+/// The console's session cookie and CSRF token, signed with a secret derived from the operator key
+/// that logged in, so removing a key from `OPERATOR_KEYS` ends its sessions. Whether a session is
+/// still live (not signed out, not idle) is the database's to say (``ConsoleSessions``), so every
+/// console replica agrees.
 ///
 /// A cookie is `<expiry>.<nonce>.<mac>`: expiry in Unix seconds, 16 random bytes, and
 /// HMAC-SHA256 over both (base64url). The CSRF token of a session is an HMAC of its nonce, so a

@@ -53,6 +53,12 @@ struct CustomersController: Sendable {
             }
             let candidates = try await Self.entityKeys(subject, services: services, context: context)
             let all = try await reconciler.candidates(entityKeys: candidates)
+            guard context.form["confirm"] == "yes" else {
+                return renderer.confirmation(
+                    request, context, section: .customers, action: "/customer/reconcile",
+                    question: "Ask the providers now for the state of \(all.count) purchase\(all.count == 1 ? "" : "s") of \(Self.title(subject)), and correct what differs?",
+                    button: "Reconcile \(all.count)", back: Self.path(subject), fields: [("id", reference)])
+            }
             let report = try await reconciler.check(all, dryRun: false, logger: context.logger)
             context.logger.notice("console reconciled", metadata: ["entities": "\(all.count)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
             return ConsoleRenderer.redirect(Self.path(subject), notice: "Reconciled \(all.count): \(report.text)")

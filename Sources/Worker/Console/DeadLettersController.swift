@@ -52,7 +52,7 @@ struct DeadLettersController: Sendable {
         router.post("/dead-letters/:queue/:id/replay") { request, context in
             guard let item = Self.item(context) else { throw HTTPError(.notFound) }
             guard context.form["confirm"] == "yes" else {
-                return confirm(request, context, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/replay",
+                return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/replay",
                     question: "Replay \(item)? It goes back to its queue with its attempts reset.", button: "Replay", back: Self.path(item))
             }
             let result = try await services.deadLetters.replay([item], dryRun: false)
@@ -64,7 +64,7 @@ struct DeadLettersController: Sendable {
         router.post("/dead-letters/:queue/:id/discard") { request, context in
             guard let item = Self.item(context) else { throw HTTPError(.notFound) }
             guard context.form["confirm"] == "yes" else {
-                return confirm(request, context, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/discard",
+                return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/discard",
                     question: "Discard \(item)? It stays stored, marked discarded, and is never applied.", button: "Discard",
                     back: Self.path(item))
             }
@@ -82,7 +82,7 @@ struct DeadLettersController: Sendable {
                 let back = "/dead-letters?" + FormFields.encode(Self.filterFields(context.form).map { ($0.name, $0.value) })
                 guard context.form["confirm"] == "yes" else {
                     let count = try await services.deadLetters.replayAll(filter, dryRun: true).replayed.count
-                    return confirm(request, context, action: "/dead-letters/\(action)",
+                    return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(action)",
                         question: "\(verb) \(count) dead item\(count == 1 ? "" : "s") matching these filters?",
                         button: "\(verb) \(count)", back: back, fields: Self.filterFields(context.form))
                 }
@@ -97,18 +97,6 @@ struct DeadLettersController: Sendable {
                 return ConsoleRenderer.redirect(back, notice: "\(verb == "Replay" ? "Replayed" : "Discarded") \(count)")
             }
         }
-    }
-
-    private func confirm(
-        _ request: Request, _ context: ConsoleRequestContext, action: String, question: String, button: String, back: String,
-        fields: [(name: String, value: String)] = []
-    ) -> Response {
-        renderer.page(
-            "confirm", title: "Confirm", section: .deadLetters, request: request, context: context,
-            values: [
-                "action": action, "question": question, "button": button, "back": back,
-                "fields": fields.map { ["name": $0.name, "value": $0.value] },
-            ])
     }
 
     struct FilterError: Error { var message: String }

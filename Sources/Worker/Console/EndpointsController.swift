@@ -39,15 +39,25 @@ struct EndpointsController: Sendable {
             return renderer.page("endpoint", title: endpoint.name, section: .endpoints, request: request, context: context, values: values)
         }
 
-        router.post("/endpoints/:id/disable") { _, context in
+        router.post("/endpoints/:id/disable") { request, context in
             let endpoint = try await load(context)
+            guard context.form["confirm"] == "yes" else {
+                return renderer.confirmation(
+                    request, context, section: .endpoints, action: "/endpoints/\(endpoint.id)/disable", question: "Disable \(endpoint.name)? Its deliveries wait, none is lost, until it is enabled again.",
+                    button: "Disable", back: "/endpoints/\(endpoint.id)")
+            }
             _ = try await services.endpoints.setDisabled(endpoint.id, reason: "by an operator")
             context.logger.notice("console disabled an endpoint", metadata: ["endpoint": "\(endpoint.name)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
             return ConsoleRenderer.redirect("/endpoints/\(endpoint.id)", notice: "Disabled \(endpoint.name): running workers stop delivering to it within 5 seconds")
         }
 
-        router.post("/endpoints/:id/enable") { _, context in
+        router.post("/endpoints/:id/enable") { request, context in
             let endpoint = try await load(context)
+            guard context.form["confirm"] == "yes" else {
+                return renderer.confirmation(
+                    request, context, section: .endpoints, action: "/endpoints/\(endpoint.id)/enable", question: "Enable \(endpoint.name)? The deliveries that waited are sent at once.",
+                    button: "Enable", back: "/endpoints/\(endpoint.id)")
+            }
             _ = try await services.endpoints.setDisabled(endpoint.id, reason: nil)
             context.logger.notice("console enabled an endpoint", metadata: ["endpoint": "\(endpoint.name)", "operator_key": "\(DeadLettersController.operatorKey(context))"])
             return ConsoleRenderer.redirect("/endpoints/\(endpoint.id)", notice: "Enabled \(endpoint.name)")
@@ -56,13 +66,9 @@ struct EndpointsController: Sendable {
         router.post("/endpoints/:id/rotate-secret") { request, context in
             let endpoint = try await load(context)
             guard context.form["confirm"] == "yes" else {
-                return renderer.page(
-                    "confirm", title: "Confirm", section: .endpoints, request: request, context: context,
-                    values: [
-                        "action": "/endpoints/\(endpoint.id)/rotate-secret", "button": "Rotate the secret", "back": "/endpoints/\(endpoint.id)",
-                        "question": "Give \(endpoint.name) a new secret? The old one keeps signing for 24 hours, so the receiver can switch.",
-                        "fields": [[String: String]](),
-                    ])
+                return renderer.confirmation(
+                    request, context, section: .endpoints, action: "/endpoints/\(endpoint.id)/rotate-secret", question: "Give \(endpoint.name) a new secret? The old one keeps signing for 24 hours, so the receiver can switch.",
+                    button: "Rotate the secret", back: "/endpoints/\(endpoint.id)")
             }
             let secret = Endpoint.newSecret()
             _ = try await services.endpoints.rotateSecret(endpoint.id, newSecret: secret, graceSeconds: Self.rotationGrace)
@@ -91,13 +97,11 @@ struct EndpointsController: Sendable {
             let window = EndpointStore.ResendWindow(since: since, until: until, failedOnly: context.form["failed_only"] == "yes")
             guard context.form["confirm"] == "yes" else {
                 let count = try await services.endpoints.resend(endpoint, window, dryRun: true)
-                return renderer.page(
-                    "confirm", title: "Confirm", section: .endpoints, request: request, context: context,
-                    values: [
-                        "action": "\(back)/resend", "button": "Resend \(count)", "back": back,
-                        "question": "Queue \(count) deliveries to \(endpoint.name) again, from \(ConsoleFormat.time(since)) to \(until.map { ConsoleFormat.time($0) } ?? "now")?",
-                        "fields": ["since", "until", "failed_only"].compactMap { name in context.form[name].map { ["name": name, "value": $0] } },
-                    ])
+                return renderer.confirmation(
+                    request, context, section: .endpoints, action: "\(back)/resend",
+                    question: "Queue \(count) deliveries to \(endpoint.name) again, from \(ConsoleFormat.time(since)) to \(until.map { ConsoleFormat.time($0) } ?? "now")?",
+                    button: "Resend \(count)", back: back,
+                    fields: ["since", "until", "failed_only"].compactMap { name in context.form[name].map { (name, $0) } })
             }
             let count = try await services.endpoints.resend(endpoint, window, dryRun: false)
             context.logger.notice("console resent", metadata: ["endpoint": "\(endpoint.name)", "count": "\(count)", "operator_key": "\(DeadLettersController.operatorKey(context))"])

@@ -10,6 +10,7 @@ import Shared
 /// operator keys are long enough that guessing is hopeless, and the limit keeps it so.
 struct LoginController: Sendable {
     let keys: OperatorKeys
+    let sessions: ConsoleSessions
     let renderer: ConsoleRenderer
     /// Sign-in attempts by client address.
     var signIns = RateLimiter(Self.signInLimit)
@@ -40,13 +41,16 @@ struct LoginController: Sendable {
                     "login", title: "Sign in", section: nil, request: request, context: context,
                     values: ["error": "That is not an operator key."], status: .unauthorized)
             }
-            let (_, cookie) = ConsoleSessionToken.issue(keyIndex: index, keys: keys, now: Date())
+            let (token, cookie) = ConsoleSessionToken.issue(keyIndex: index, keys: keys, now: Date())
+            try await sessions.begin(token)
             context.logger.notice("console sign-in", metadata: ["operator_key": "\(index + 1)"])
             var response = ConsoleRenderer.redirect("/")
             response.setCookie(Self.cookie(cookie, maxAge: Int(ConsoleSessionToken.lifetime)))
             return response
         }
-        router.post("/logout") { _, _ in
+        router.post("/logout") { _, context in
+            // Ended server-side: a copy of the cookie is refused by every replica from now on.
+            if let session = context.session { try await sessions.end(session) }
             var response = ConsoleRenderer.redirect("/login")
             response.setCookie(Self.cookie("", maxAge: 0))
             return response

@@ -5,17 +5,21 @@ import Hummingbird
 import Logging
 
 /// The console's gate. Every page but the sign-in page and the stylesheet needs a valid session
-/// cookie (a GET without one is sent to `/login`). Every POST must come from the console's own
+/// cookie, signed by a current operator key, of a session still live server-side
+/// (``ConsoleSessions``: not signed out, not idle too long); a GET without one is sent to `/login`. Every POST must come from the console's own
 /// origin (`Origin`, `Sec-Fetch-Site`), and every POST but the sign-in must carry the session's
 /// CSRF token; in read-only mode only signing in and out may be posted.
 struct OperatorAuthMiddleware: RouterMiddleware {
     typealias Context = ConsoleRequestContext
 
-    static let cookieName = "sluice_console"
+    /// `__Host-`: the browser keeps it only if it is `Secure`, for `/`, and set by this very host
+    /// (no `Domain`), so no other host or path can set or shadow it.
+    static let cookieName = "__Host-sluice_console"
     /// The largest form the console accepts.
     static let maximumFormBytes = 64 * 1024
 
     let keys: OperatorKeys
+    let sessions: ConsoleSessions
     let readOnly: Bool
     let renderer: ConsoleRenderer
 
@@ -23,8 +27,8 @@ struct OperatorAuthMiddleware: RouterMiddleware {
         var request = request
         var context = context
         let path = request.uri.path
-        if let cookie = request.cookies[Self.cookieName]?.value {
-            context.session = ConsoleSessionToken.verify(cookie, keys: keys, now: Date())
+        if let cookie = request.cookies[Self.cookieName]?.value, let token = ConsoleSessionToken.verify(cookie, keys: keys, now: Date()) {
+            context.session = try await sessions.touch(token) ? token : nil
         }
         if request.method == .post {
             guard Self.isSameOrigin(request.headers, authority: request.head.authority) else {

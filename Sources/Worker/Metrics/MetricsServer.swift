@@ -32,6 +32,7 @@ enum MetricsServer {
         }
         return Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: IdleConnections.timeout)),
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-worker"),
             logger: logger)
     }

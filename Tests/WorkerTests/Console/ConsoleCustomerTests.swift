@@ -127,7 +127,9 @@ struct ConsoleCustomerTests {
             try await ConsoleHarness.run(system, reconciler: recovery.reconciler) { signedOut in
                 let console = try await signedOut.signedIn()
                 let page = try await console.page("/customer?id=\(user)")
-                let reconciled = try await console.submit("/customer/reconcile", from: page, ["id": user])
+                let asked = try await console.submit("/customer/reconcile", from: page, ["id": user])
+                #expect(asked.status == .ok && String(buffer: asked.body).contains("Reconcile 1"), "confirmed first")
+                let reconciled = try await console.submit("/customer/reconcile", from: page, ["id": user, "confirm": "yes"])
                 #expect(reconciled.status == .seeOther)
                 #expect(reconciled.headers[.location]?.contains("Reconciled%201%3A%20unchanged%200%2C%20corrected%201") == true,
                         "\(reconciled.headers[.location] ?? "")")

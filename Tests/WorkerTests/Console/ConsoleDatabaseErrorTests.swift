@@ -24,11 +24,18 @@ struct ConsoleDatabaseErrorTests {
             let services = ConsoleServices(
                 client: client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody,
                 eventProof: nil, rebuilder: EntityRebuilder(client: client, handlers: [:], proof: nil, logger: TestDatabase.logger), reconciler: nil)
-            let router = try ConsoleApplication.router(
-                services: services, keys: try OperatorKeys([ConsoleHarness.key]), readOnly: false, databaseTimeout: .seconds(1))
+            let keys = try OperatorKeys([ConsoleHarness.key])
+            let router = try ConsoleApplication.router(services: services, keys: keys, readOnly: false, databaseTimeout: .seconds(1))
             try await Application(router: router).test(.router) { client in
-                let console = try await ConsoleHarness(client: client, cookie: nil).signedIn()
-                let started = ContinuousClock.now
+                // Signing in records the session: with the database gone, it says so, in time.
+                var started = ContinuousClock.now
+                let signIn = try await ConsoleHarness(client: client, cookie: nil).post("/login", ["key": ConsoleHarness.key])
+                #expect(ContinuousClock.now - started < .seconds(10))
+                #expect(signIn.status == .serviceUnavailable && String(buffer: signIn.body).contains("The database cannot be reached"))
+                // A session's cookie from before the database went away: checking it needs the database.
+                let cookie = ConsoleSessionToken.issue(keyIndex: 0, keys: keys, now: Date()).cookie
+                let console = ConsoleHarness(client: client, cookie: "\(OperatorAuthMiddleware.cookieName)=\(cookie)")
+                started = ContinuousClock.now
                 let response = try await console.get("/")
                 // Within the 1 s limit, loosely: other suites' blocking waits may hold the test's threads.
                 #expect(ContinuousClock.now - started < .seconds(10))

@@ -32,11 +32,16 @@ struct ConsoleEndpointTests {
                 #expect(page.contains("entitlement.granted"), "the delivery of the purchase's event")
                 #expect(page.contains("<span class=\"pill warn\">pending</span>"))
 
-                #expect(try await console.submit("/endpoints/\(endpoint.id)/disable", from: page).status == .seeOther)
+                let asked = try await console.submit("/endpoints/\(endpoint.id)/disable", from: page)
+                #expect(asked.status == .ok && String(buffer: asked.body).contains("none is lost"), "confirmed first")
+                #expect(try await store.endpoint(endpoint.id)?.disabledAt == nil)
+                #expect(try await console.submit("/endpoints/\(endpoint.id)/disable", from: page, ["confirm": "yes"]).status == .seeOther)
                 #expect(try await store.endpoint(endpoint.id)?.disabledAt != nil)
                 page = try await console.page("/endpoints/\(endpoint.id)")
                 #expect(page.contains("disabled"))
-                #expect(try await console.submit("/endpoints/\(endpoint.id)/enable", from: page).status == .seeOther)
+                #expect(try await console.submit("/endpoints/\(endpoint.id)/enable", from: page).status == .ok, "confirmed first")
+                #expect(try await store.endpoint(endpoint.id)?.disabledAt != nil)
+                #expect(try await console.submit("/endpoints/\(endpoint.id)/enable", from: page, ["confirm": "yes"]).status == .seeOther)
                 #expect(try await store.endpoint(endpoint.id)?.disabledAt == nil)
 
                 // Resend: the count first, then the deliveries back in the queue.

@@ -43,7 +43,7 @@ struct ConsoleHarness: Sendable {
         let setCookie = response.headers[.setCookie] ?? ""
         var signed = self
         signed.cookie = setCookie.split(separator: ";").first.map(String.init)
-        #expect(signed.cookie?.hasPrefix("sluice_console=") == true, "\(setCookie)", sourceLocation: sourceLocation)
+        #expect(signed.cookie?.hasPrefix("__Host-sluice_console=") == true, "\(setCookie)", sourceLocation: sourceLocation)
         return signed
     }
 

@@ -60,6 +60,41 @@ struct ConsoleTests {
         }
     }
 
+    /// Issue 37, finding 4: a copy of the cookie kept after signing out replays nothing, on any
+    /// replica (two consoles on one database here); a session left idle 30 minutes ends.
+    @Test func signingOutEndsTheSessionEverywhereAndAnIdleOneEnds() async throws {
+        try await SystemHarness.run { system in
+            try await Self.poison(system, "console_after_sign_out")
+            try await system.drain()
+            let id = try await system.db.scalar("SELECT id FROM events WHERE state = 'dead'")
+            try await ConsoleHarness.run(system) { signedOut in
+                let console = try await signedOut.signedIn()
+                #expect(console.cookie?.hasPrefix("__Host-sluice_console=") == true, "a __Host- cookie: Secure, Path=/, no Domain")
+                let detail = try await console.page("/dead-letters/events/\(id)")
+                #expect(try await console.submit("/logout", from: detail).status == .seeOther)
+                // The copied cookie, with the form's token, after the sign-out: refused, nothing replayed.
+                let replay = try await console.submit("/dead-letters/events/\(id)/replay", from: detail, ["confirm": "yes"])
+                #expect(replay.status == .unauthorized)
+                #expect(try await console.get("/").headers[.location] == "/login")
+                try await ConsoleHarness.run(system) { (otherReplica: ConsoleHarness) async throws in
+                    var copied = otherReplica
+                    copied.cookie = console.cookie
+                    #expect(try await copied.get("/").headers[.location] == "/login", "another replica refuses it too")
+                }
+                #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE state = 'dead'") == 1)
+
+                // Idle: the session's last request 31 minutes ago.
+                let idle = try await signedOut.signedIn()
+                #expect(try await idle.get("/").status == .ok)
+                try await system.db.client.query(
+                    "UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes' WHERE ended_at IS NULL", logger: TestDatabase.logger)
+                #expect(try await idle.get("/").headers[.location] == "/login")
+                let fresh = try await signedOut.signedIn()
+                #expect(try await fresh.get("/").status == .ok, "a new sign-in works")
+            }
+        }
+    }
+
     /// Sign-in attempts are limited per client address before the key is looked at: past the
     /// burst even the right key is refused with 429 and `Retry-After`, so guessing gains nothing.
     @Test func signInAttemptsAreLimitedBeforeTheKeyIsChecked() async throws {
@@ -164,7 +199,7 @@ struct ConsoleTests {
                 #expect(!detail.contains("/replay\""), "no action buttons")
                 for (path, fields) in [
                     ("/dead-letters/events/\(id)/replay", ["confirm": "yes"]), ("/dead-letters/replay", ["confirm": "yes"]),
-                    ("/endpoints/\(endpoint.id)/disable", [:]), ("/endpoints/\(endpoint.id)/rotate-secret", ["confirm": "yes"]),
+                    ("/endpoints/\(endpoint.id)/disable", ["confirm": "yes"]), ("/endpoints/\(endpoint.id)/rotate-secret", ["confirm": "yes"]),
                     ("/customer/rebuild", ["id": "anyone", "confirm": "yes"]),
                 ] {
                     #expect(try await console.submit(path, from: detail, fields).status == .forbidden, "\(path)")

@@ -126,9 +126,7 @@ public struct AppleNotificationVerifier: Sendable {
         } catch {
             throw Rejection(.malformed, "the body must be JSON {\"signed_transaction\": \"<JWS>\", \"user_id\": \"…\"}")
         }
-        guard !request.user_id.isEmpty, request.user_id.utf8.count <= 255 else {
-            throw Rejection(.malformed, "user_id must be 1 to 255 bytes")
-        }
+        if let problem = UserIDRule.problem(with: request.user_id) { throw Rejection(.malformed, problem) }
         let userID = Self.normalizedUserID(request.user_id)
         let transaction = try await jws.verify(request.signed_transaction, as: AppleTransactionPayload.self)
         guard PurchaseEnvironment(apple: transaction.environment) != nil else {

@@ -40,6 +40,6 @@ struct EndpointsAddCommand: AsyncParsableCommand {
             return (endpoint, secret, queued)
         }
         try printEndpoint(EndpointOutput(endpoint: endpoint, secret: secret), json: output.json)
-        if let queued, !output.json { print("backfill: \(queued) deliveries queued") }
+        if let queued, !output.json { OperatorSession.show("backfill: \(queued) deliveries queued") }
     }
 }

@@ -112,7 +112,7 @@ struct EndpointsRemoveCommand: AsyncParsableCommand {
             try await EndpointStore(client: client, logger: logger).remove(endpoint.id)
         }
         guard removed else { throw CommandFailure("no endpoint \(Endpoint.name(endpoint.id))") }
-        print("removed \(Endpoint.name(endpoint.id))")
+        OperatorSession.show("removed \(Endpoint.name(endpoint.id))")
     }
 }
 
@@ -151,6 +151,6 @@ struct EndpointsResendCommand: AsyncParsableCommand {
             let store = EndpointStore(client: client, logger: logger)
             return try await store.resend(try await endpoint.load(store), window, dryRun: dryRun)
         }
-        print(dryRun ? "would queue \(count) deliveries" : "queued \(count) deliveries")
+        OperatorSession.show(dryRun ? "would queue \(count) deliveries" : "queued \(count) deliveries")
     }
 }

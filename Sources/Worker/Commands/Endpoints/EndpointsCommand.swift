@@ -155,5 +155,5 @@ extension EndpointArgument {
 
 /// Prints one endpoint, as text or JSON.
 func printEndpoint(_ output: EndpointOutput, json: Bool) throws {
-    print(json ? try OperatorSession.json(output) : output.text)
+    OperatorSession.show(json ? try OperatorSession.json(output) : output.text)
 }

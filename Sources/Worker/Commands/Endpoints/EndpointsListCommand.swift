@@ -13,11 +13,11 @@ struct EndpointsListCommand: AsyncParsableCommand {
     func run() async throws {
         let endpoints = try await OperatorSession.with { client, logger in try await EndpointStore(client: client, logger: logger).all() }
         if output.json {
-            print(try OperatorSession.json(endpoints.map { EndpointOutput(endpoint: $0) }))
+            OperatorSession.show(try OperatorSession.json(endpoints.map { EndpointOutput(endpoint: $0) }))
             return
         }
         guard !endpoints.isEmpty else {
-            print("no endpoints (add one with: worker endpoints add URL)")
+            OperatorSession.show("no endpoints (add one with: worker endpoints add URL)")
             return
         }
         var table = TextTable("ID", "STATE", "RECEIVES", "ENV", "DESCRIPTION")
@@ -27,7 +27,7 @@ struct EndpointsListCommand: AsyncParsableCommand {
                 e.rawApple ? "raw apple" : (e.eventTypes.isEmpty ? "*" : e.eventTypes.joined(separator: ",")), e.environment.rawValue,
                 e.description ?? "")
         }
-        print(table.rendered)
+        OperatorSession.show(table.rendered)
     }
 }
 

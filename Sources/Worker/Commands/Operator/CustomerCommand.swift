@@ -51,6 +51,6 @@ struct CustomerCommand: AsyncParsableCommand {
             else { throw CommandFailure("nothing is stored about \(id)") }
             return story
         }
-        print(json ? try OperatorSession.json(story) : story.text)
+        OperatorSession.show(json ? try OperatorSession.json(story) : story.text)
     }
 }

@@ -28,7 +28,7 @@ struct DLQDiscardCommand: AsyncParsableCommand {
             let items = try await letters.resolve(ids, verb: "discarded")
             return (try await letters.discard(items), items)
         }
-        for item in named where !discarded.contains(item) { print("\(item) is not dead: left as it is") }
-        print("discarded \(discarded.count)")
+        for item in named where !discarded.contains(item) { OperatorSession.show("\(item) is not dead: left as it is") }
+        OperatorSession.show("discarded \(discarded.count)")
     }
 }

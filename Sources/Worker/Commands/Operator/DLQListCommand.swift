@@ -27,11 +27,11 @@ struct DLQListCommand: AsyncParsableCommand {
             try await DeadLetters(client: client, logger: logger).list(filter, limit: limit)
         }
         if json {
-            print(try OperatorSession.json(items))
+            OperatorSession.show(try OperatorSession.json(items))
             return
         }
         guard !items.isEmpty else {
-            print("no dead items")
+            OperatorSession.show("no dead items")
             return
         }
         var table = TextTable("ID", "SOURCE", "TYPE", "EXTERNAL ID", "ATTEMPTS", "FAILED AT", "LAST ERROR")
@@ -40,6 +40,6 @@ struct DLQListCommand: AsyncParsableCommand {
                 item.id, item.source, item.type, item.externalID, "\(item.attempts)",
                 item.failedAt.map { $0.formatted(.iso8601) } ?? "-", String((item.lastError ?? "").prefix(120)))
         }
-        print(table.rendered)
+        OperatorSession.show(table.rendered)
     }
 }

@@ -42,13 +42,13 @@ struct DLQReplayCommand: AsyncParsableCommand {
             return try await letters.replay(try await letters.resolve(ids, verb: "replayed"), dryRun: dryRun)
         }
         for (item, state) in result.notDead {
-            print("\(item) is \(state), not dead: left as it is")
+            OperatorSession.show("\(item) is \(state), not dead: left as it is")
         }
         if dryRun {
-            for item in result.replayed { print("would replay \(item)") }
-            print("would replay \(result.replayed.count)")
+            for item in result.replayed { OperatorSession.show("would replay \(item)") }
+            OperatorSession.show("would replay \(result.replayed.count)")
         } else {
-            print("replayed \(result.replayed.count)")
+            OperatorSession.show("replayed \(result.replayed.count)")
         }
     }
 }

@@ -25,7 +25,7 @@ struct DLQShowCommand: AsyncParsableCommand {
             guard let detail = try await letters.detail(item) else { throw CommandFailure("no queue item \(item)") }
             return detail
         }
-        print(json ? try OperatorSession.json(detail) : Self.text(detail))
+        OperatorSession.show(json ? try OperatorSession.json(detail) : Self.text(detail))
     }
 
     static func text(_ detail: QueueItemDetail) -> String {

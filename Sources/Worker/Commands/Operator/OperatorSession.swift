@@ -25,6 +25,12 @@ enum OperatorSession {
         return try await DatabaseSession.with(database, logger: logger) { client in try await body(client, logger) }
     }
 
+    /// Prints a command's output for a terminal, its control characters escaped
+    /// (``TerminalText``): what it shows came from the database or a provider.
+    static func show(_ text: String) {
+        print(TerminalText.escaped(text))
+    }
+
     /// Writes `value` as JSON with RFC 3339 times, keys sorted, on one line.
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()

@@ -16,7 +16,7 @@ struct PauseCommand: AsyncParsableCommand {
         try await OperatorSession.with { client, logger in
             for queue in queues { try await JobQueue(client: client, name: queue, logger: logger).pause() }
         }
-        print("paused \(queues.map(\.rawValue).joined(separator: ", "))")
+        OperatorSession.show("paused \(queues.map(\.rawValue).joined(separator: ", "))")
     }
 }
 
@@ -34,6 +34,6 @@ struct ResumeCommand: AsyncParsableCommand {
         try await OperatorSession.with { client, logger in
             for queue in queues { try await JobQueue(client: client, name: queue, logger: logger).resume() }
         }
-        print("resumed \(queues.map(\.rawValue).joined(separator: ", "))")
+        OperatorSession.show("resumed \(queues.map(\.rawValue).joined(separator: ", "))")
     }
 }

@@ -54,7 +54,7 @@ struct PruneCommand: AsyncParsableCommand {
             let deleted = try await pruner.prune(finishedBefore: cutoff, queues: queues, batchSize: batchSize)
             return (deleted, try await pruner.pruneKeys(receivedBefore: keysCutoff, batchSize: batchSize))
         }
-        print((queues.map { "pruned \(deleted[$0] ?? 0) done \($0.rawValue)" } + ["forgot \(keys) event keys older than \(keepKeys)"])
+        OperatorSession.show((queues.map { "pruned \(deleted[$0] ?? 0) done \($0.rawValue)" } + ["forgot \(keys) event keys older than \(keepKeys)"])
             .joined(separator: "\n"))
     }
 }

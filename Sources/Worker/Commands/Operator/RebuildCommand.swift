@@ -70,11 +70,11 @@ struct RebuildCommand: AsyncParsableCommand {
             return changes
         }
         if json {
-            print(try OperatorSession.json(changes))
+            OperatorSession.show(try OperatorSession.json(changes))
         } else {
             let changed = changes.filter { !$0.differences.isEmpty }.count
-            print(((dryRun ? ["dry run: "] : []) + ["\(changes.count) entities, \(changed) changed"]).joined())
-            for change in changes { print(change.text) }
+            OperatorSession.show(((dryRun ? ["dry run: "] : []) + ["\(changes.count) entities, \(changed) changed"]).joined())
+            for change in changes { OperatorSession.show(change.text) }
         }
     }
 }

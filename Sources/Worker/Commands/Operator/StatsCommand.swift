@@ -34,7 +34,7 @@ struct StatsCommand: AsyncParsableCommand {
                 report: try await QueueStatistics(client: client, logger: logger).report(),
                 checkpoints: try await RecoveryCheckpoints(client: client, logger: logger).all())
         }
-        print(json ? try OperatorSession.json(output) : Self.text(output.report) + Self.text(output.checkpoints))
+        OperatorSession.show(json ? try OperatorSession.json(output) : Self.text(output.report) + Self.text(output.checkpoints))
     }
 
     /// The recovery streams, when there are any.

@@ -66,7 +66,7 @@ struct TransfersCommand: AsyncParsableCommand {
             return found
         }
         if json {
-            print(try OperatorSession.json(["transfers": transfers]))
+            OperatorSession.show(try OperatorSession.json(["transfers": transfers]))
             return
         }
         var table = TextTable("WHEN", "FROM", "TO", "CAUSE", "ENTITLEMENT")
@@ -75,6 +75,6 @@ struct TransfersCommand: AsyncParsableCommand {
             let cause = transfer.cause == "sync" ? "sync of \(transfer.transactionID ?? "?")" : transfer.cause
             table.add(row.transferredAt.formatted(.iso8601), transfer.fromUser, transfer.toUser, cause, transfer.entityKey)
         }
-        print(transfers.isEmpty ? "no transfers" : table.rendered)
+        OperatorSession.show(transfers.isEmpty ? "no transfers" : table.rendered)
     }
 }

@@ -51,6 +51,6 @@ struct ReconcileCommand: AsyncParsableCommand {
             }
             return report
         }
-        print(json ? try OperatorSession.json(report.checked) : (dryRun ? "dry run: " : "") + report.text)
+        OperatorSession.show(json ? try OperatorSession.json(report.checked) : (dryRun ? "dry run: " : "") + report.text)
     }
 }

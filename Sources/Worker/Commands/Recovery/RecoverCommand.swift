@@ -71,6 +71,6 @@ struct RecoverCommand: AsyncParsableCommand {
             }
             return report
         }
-        print(json ? try OperatorSession.json(report) : (dryRun ? "dry run: " : "") + report.text)
+        OperatorSession.show(json ? try OperatorSession.json(report) : (dryRun ? "dry run: " : "") + report.text)
     }
 }

@@ -78,6 +78,19 @@ struct ConsoleRenderer: Sendable {
     }
 
     /// A `303 See Other` to `location` (after a POST, so that reloading does not post again).
+    /// The "are you sure?" page every action shows first: its form again, with `confirm=yes`.
+    func confirmation(
+        _ request: Request, _ context: ConsoleRequestContext, section: Section?, action: String, question: String, button: String,
+        back: String, fields: [(name: String, value: String)] = []
+    ) -> Response {
+        page(
+            "confirm", title: "Confirm", section: section, request: request, context: context,
+            values: [
+                "action": action, "question": question, "button": button, "back": back,
+                "fields": fields.map { ["name": $0.name, "value": $0.value] },
+            ])
+    }
+
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location])
     }

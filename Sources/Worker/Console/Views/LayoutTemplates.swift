@@ -38,7 +38,7 @@ enum LayoutTemplates {
           <input id="key" name="key" type="password" autocomplete="current-password" required minlength="32" autofocus>
           {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
           <button type="submit">Sign in</button>
-          <p class="hint">A key from <code>OPERATOR_KEYS</code>. Sessions last 12 hours.</p>
+          <p class="hint">A key from <code>OPERATOR_KEYS</code>. Sessions end after 30 minutes without a request, and after 12 hours.</p>
         </form>
         {{/body}}{{/layout}}
         """

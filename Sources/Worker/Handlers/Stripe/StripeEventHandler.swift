@@ -60,12 +60,15 @@ struct StripeEventHandler: BatchableJobHandler {
         case deauthorization(account: String?)
         /// An event of a connected account not in `STRIPE_ACCOUNTS`: recorded as ignored.
         case foreignAccount(String)
+        /// The object names a user id ``UserIDRule`` refuses: recorded, applied as no one.
+        case refusedUserID(String)
         case mayChangeState
     }
 
     func disposition(of event: StripeEvent) -> Disposition {
         if event.type == StripeEventType.accountApplicationDeauthorized.rawValue { return .deauthorization(account: event.account) }
         if let account = event.account, !accounts.contains(account) { return .foreignAccount(account) }
+        if let problem = StripeObjectKind.of(event.object)?.refusedUserID(in: event.object) { return .refusedUserID(problem) }
         return .mayChangeState
     }
 
@@ -83,6 +86,8 @@ struct StripeEventHandler: BatchableJobHandler {
         case .foreignAccount(let account):
             return try await StateWriter.save(
                 .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store, announcer: announcer)
+        case .refusedUserID(let problem):
+            return try await StateWriter.save(.recorded("ignored: \(problem)"), eventID: job.id, to: store, announcer: announcer)
         case .mayChangeState:
             break
         }

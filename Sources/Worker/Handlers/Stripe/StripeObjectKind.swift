@@ -150,8 +150,19 @@ struct StripeObjectKind: Sendable {
         }.first
     }
 
-    /// The user the object names: metadata `user_id`, then ``userPaths``.
+    /// The user the object names: metadata `user_id`, then ``userPaths``; `nil` for an id
+    /// ``UserIDRule`` refuses (``refusedUserID(in:)``).
     func userID(in object: JSONValue) -> String? {
+        namedUserID(in: object).flatMap { UserIDRule.problem(with: $0) == nil ? $0 : nil }
+    }
+
+    /// Why the user id the object names is refused (a control character, too long), if it is:
+    /// such an object is recorded and never applied as any user.
+    func refusedUserID(in object: JSONValue) -> String? {
+        namedUserID(in: object).flatMap(UserIDRule.problem(with:))
+    }
+
+    private func namedUserID(in object: JSONValue) -> String? {
         metadata("user_id", in: object) ?? userPaths.lazy.compactMap { object[$0].string }.first
     }
 
