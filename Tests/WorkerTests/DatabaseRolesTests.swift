@@ -92,7 +92,7 @@ struct DatabaseRolesTests {
             let workerURL = try Self.url(db, role: "sluice_worker")
             try await DatabaseSession.with(workerURL, logger: Self.logger) { worker async throws in
                 let settings = try WorkerSettings(environment: EnvironmentValues(["DATABASE_URL": workerURL.urlString, "MAX_ATTEMPTS": "1"]))
-                try await HTTPClient.withHTTPClient { http in
+                try await DeliveryClients.with(RunCommand.httpConfiguration(settings)) { http in
                     let pools = RunCommand.pools(settings: settings, client: worker, http: http, metrics: nil, logger: Self.logger)
                     let job = try #require(try await pools.events.queue.dequeue(limit: 1, owner: "roles").first)
                     await pools.events.execute(job)

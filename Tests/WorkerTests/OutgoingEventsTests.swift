@@ -23,7 +23,7 @@ struct OutgoingEventsTests {
     ) async throws -> (endpoint: Endpoint, secret: String) {
         let secret = Endpoint.newSecret()
         let store = EndpointStore(client: system.db.client, logger: TestDatabase.logger)
-        let endpoint = try await store.add(url: url, changes: .init(eventTypes: events, sources: sources), secret: secret)
+        let endpoint = try await store.add(url: url, changes: .init(eventTypes: events, sources: sources, allowPrivate: true), secret: secret)
         return (endpoint, secret)
     }
 

@@ -29,8 +29,8 @@ struct ReceiverExampleTests {
         try await SystemHarness.run(worker: ["MAX_ATTEMPTS": "1"]) { system in
             let store = EndpointStore(client: system.db.client, logger: TestDatabase.logger)
             let url = "http://127.0.0.1:\(port)/sluice"
-            let good = try await store.add(url: url, changes: .init(), secret: secret)
-            let forged = try await store.add(url: url, changes: .init(eventTypes: ["entitlement.granted"]), secret: Endpoint.newSecret())
+            let good = try await store.add(url: url, changes: .init(allowPrivate: true), secret: secret)
+            let forged = try await store.add(url: url, changes: .init(eventTypes: ["entitlement.granted"], allowPrivate: true), secret: Endpoint.newSecret())
             try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_61", user: "u61", charge: "ch_61"))
             try await system.drain()
             try await system.stripe("charge.refunded", StripeObjects.charge("ch_61", paymentIntent: "pi_61"))
@@ -60,7 +60,7 @@ struct ReceiverExampleTests {
             ])
             defer { worker.stop() }
             let port = try ServiceProcess.freePort()
-            let added = try OperatorCommandTests.worker(db, ["endpoints", "add", "http://127.0.0.1:\(port)/sluice", "--description", "receiver", "--json"])
+            let added = try OperatorCommandTests.worker(db, ["endpoints", "add", "http://127.0.0.1:\(port)/sluice", "--allow-private", "--description", "receiver", "--json"])
             #expect(added.status == 0, "\(added.stderr)")
             let endpoint = try #require(try OperatorCommandTests.json(added.stdout) as? [String: Any])
             let secret = try #require(endpoint["secret"] as? String)

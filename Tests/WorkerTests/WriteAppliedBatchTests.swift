@@ -80,8 +80,8 @@ struct WriteAppliedBatchTests {
     static func written(_ calls: [OutgoingEventWriter.Call], inOneStatement: Bool) async throws -> Written {
         try await TestDatabase.with { db in
             let endpoints = EndpointStore(client: db.client, logger: TestDatabase.logger)
-            _ = try await endpoints.add(url: "http://127.0.0.1:9/announced", changes: .init(), secret: Endpoint.newSecret())
-            _ = try await endpoints.add(url: "http://127.0.0.1:9/raw", changes: .init(rawApple: true), secret: Endpoint.newSecret())
+            _ = try await endpoints.add(url: "http://127.0.0.1:9/announced", changes: .init(allowPrivate: true), secret: Endpoint.newSecret())
+            _ = try await endpoints.add(url: "http://127.0.0.1:9/raw", changes: .init(rawApple: true, allowPrivate: true), secret: Endpoint.newSecret())
             try await db.client.query(
                 """
                 INSERT INTO events (source, external_id, type, environment, ordering_key, payload, state)

@@ -10,7 +10,7 @@ database, in the transaction that acts on the event.
 
     pip install -r requirements.txt
     SLUICE_ENDPOINT_SECRET=whsec_… python3 receiver.py --port 8000
-    worker endpoints add http://127.0.0.1:8000/sluice --events 'entitlement.*'
+    worker endpoints add http://127.0.0.1:8000/sluice --allow-private --events 'entitlement.*'
 
 Answers 204 once the event is handled (or was already), 400 when the signature does not verify:
 Sluice retries anything but a 2xx, so answer 2xx only once the event is safely handled.

@@ -69,7 +69,7 @@ cluster_start() {
 
     # An endpoint for entitlement.granted events on the sink, added as an operator would, before
     # the workers start; the driver verifies each event with its secret.
-    "$bin/worker" endpoints add "http://127.0.0.1:$SINK_PORT/hooks/events" --events entitlement.granted \
+    "$bin/worker" endpoints add "http://127.0.0.1:$SINK_PORT/hooks/events" --allow-private --events entitlement.granted \
         --description e2e-sink --json >"$WORK/endpoint.json"
     EVENTS_SECRET=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["secret"])' "$WORK/endpoint.json")
 

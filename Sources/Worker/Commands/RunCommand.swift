@@ -38,7 +38,7 @@ struct RunCommand: AsyncParsableCommand {
         let notifications = try settings.listenDatabase.map {
             try $0.makeClient(maximumConnections: 2, logger: logger)
         }
-        try await HTTPClient.withHTTPClient(configuration: Self.httpConfiguration(settings)) { http in
+        try await DeliveryClients.with(Self.httpConfiguration(settings)) { http in
             let metrics = WorkerMetrics()
             let pools = Self.pools(
                 settings: settings, client: client, notifications: notifications, http: http, metrics: metrics, logger: logger)
@@ -64,7 +64,7 @@ struct RunCommand: AsyncParsableCommand {
             ]
             if let notifications { services.insert(.init(service: notifications), at: 1) }
             let recovery = Recovery(
-                settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http, client: client, metrics: metrics,
+                settings: settings.recovery, stripeAccounts: settings.stripeAccounts, http: http.anyAddress, client: client, metrics: metrics,
                 logger: logger)
             recovery.announce(logger: logger)
             // This process's name in the maintenance leases (recovery streams, the pruner).
@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
     /// The events pool, whose changes and Apple notifications create deliveries, the deliveries
     /// pool it wakes, and the outbox that writes them.
     static func pools(
-        settings: WorkerSettings, client: PostgresClient, notifications: PostgresClient? = nil, http: HTTPClient, metrics: WorkerMetrics?,
+        settings: WorkerSettings, client: PostgresClient, notifications: PostgresClient? = nil, http: DeliveryClients, metrics: WorkerMetrics?,
         logger: Logger
     ) -> (events: WorkerPool, deliveries: WorkerPool, outbox: ForwardOutbox) {
         let forwarder = ForwardHandler(

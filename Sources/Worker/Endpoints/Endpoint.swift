@@ -20,6 +20,9 @@ struct Endpoint: Sendable, Equatable {
     var environment: EnvironmentScope
     /// Receives Apple's notifications as Apple sent them, instead of outgoing events.
     var rawApple: Bool
+    /// Added with `--allow-private`: may reach loopback, private and link-local addresses
+    /// (``PrivateAddress``), which other endpoints are refused on every connection.
+    var allowPrivate: Bool
     var maxPerSecond: Int?
     /// `operator`, or `environment` for the endpoints `FORWARD_TARGETS` makes.
     var managedBy: String
@@ -32,6 +35,9 @@ struct Endpoint: Sendable, Equatable {
     enum EnvironmentScope: String, Sendable, CaseIterable {
         case production, sandbox, all
     }
+
+    /// ``managedBy`` of the endpoints `FORWARD_TARGETS` makes: configuration, which reaches any address.
+    static let managedByEnvironment = "environment"
 
     /// How operators, logs and metrics name it: `ep_<id>`, never its URL (which may hold a token).
     var name: String { Self.name(id) }

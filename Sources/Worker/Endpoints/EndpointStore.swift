@@ -13,7 +13,7 @@ struct EndpointStore: Sendable {
 
     static let columns = """
         id, url, description, secret, previous_secret, previous_secret_expires_at, event_types, sources, environment, raw_apple,
-        max_per_second, managed_by, disabled_at, disabled_reason, failing_since, created_at
+        allow_private, max_per_second, managed_by, disabled_at, disabled_reason, failing_since, created_at
         """
 
     /// What an operator sets when adding or updating an endpoint; `nil` leaves a value as it is.
@@ -24,6 +24,7 @@ struct EndpointStore: Sendable {
         var sources: [String]?
         var environment: Endpoint.EnvironmentScope?
         var rawApple: Bool?
+        var allowPrivate: Bool?
         /// `.some(nil)` removes the limit.
         var maxPerSecond: Int??
     }
@@ -31,9 +32,10 @@ struct EndpointStore: Sendable {
     func add(url: String, changes: Changes, secret: String) async throws -> Endpoint {
         let rows = try await client.query(
             """
-            INSERT INTO endpoints (url, description, secret, event_types, sources, environment, raw_apple, max_per_second)
+            INSERT INTO endpoints (url, description, secret, event_types, sources, environment, raw_apple, allow_private, max_per_second)
             VALUES (\(url), \(changes.description)::text, \(secret), \(changes.eventTypes ?? []), \(changes.sources ?? []),
-                \((changes.environment ?? .all).rawValue), \(changes.rawApple ?? false), \(changes.maxPerSecond ?? nil)::integer)
+                \((changes.environment ?? .all).rawValue), \(changes.rawApple ?? false), \(changes.allowPrivate ?? false),
+                \(changes.maxPerSecond ?? nil)::integer)
             RETURNING \(unescaped: Self.columns)
             """, logger: logger)
         return try await Self.first(rows) ?? { throw StateStoreError(reason: "the endpoint's insert returned no row") }()
@@ -55,6 +57,7 @@ struct EndpointStore: Sendable {
                 url = COALESCE(\(changes.url)::text, url), description = COALESCE(\(changes.description)::text, description),
                 event_types = COALESCE(\(changes.eventTypes)::text[], event_types), sources = COALESCE(\(changes.sources)::text[], sources),
                 environment = COALESCE(\(changes.environment?.rawValue)::text, environment), raw_apple = COALESCE(\(changes.rawApple)::boolean, raw_apple),
+                allow_private = COALESCE(\(changes.allowPrivate)::boolean, allow_private),
                 max_per_second = CASE WHEN \(changes.maxPerSecond != nil) THEN \(limit)::integer ELSE max_per_second END,
                 updated_at = now()
             WHERE id = \(id)
@@ -141,7 +144,7 @@ struct EndpointStore: Sendable {
                 try await connection.query(
                     """
                     INSERT INTO endpoints (url, description, secret, raw_apple, managed_by)
-                    VALUES (\(url), 'FORWARD_TARGETS', \(secret)::text, true, 'environment')
+                    VALUES (\(url), 'FORWARD_TARGETS', \(secret)::text, true, \(Endpoint.managedByEnvironment))
                     ON CONFLICT (url) WHERE managed_by = 'environment' DO UPDATE SET secret = EXCLUDED.secret,
                         disabled_at = CASE WHEN endpoints.disabled_reason = 'not in FORWARD_TARGETS' THEN NULL ELSE endpoints.disabled_at END,
                         disabled_reason = CASE WHEN endpoints.disabled_reason = 'not in FORWARD_TARGETS' THEN NULL ELSE endpoints.disabled_reason END,
@@ -173,7 +176,7 @@ struct EndpointStore: Sendable {
                 previousSecretExpiresAt: try c["previous_secret_expires_at"].decode(Date?.self),
                 eventTypes: try c["event_types"].decode([String].self), sources: try c["sources"].decode([String].self),
                 environment: Endpoint.EnvironmentScope(rawValue: try c["environment"].decode(String.self)) ?? .all,
-                rawApple: try c["raw_apple"].decode(Bool.self), maxPerSecond: try c["max_per_second"].decode(Int32?.self).map(Int.init),
+                rawApple: try c["raw_apple"].decode(Bool.self), allowPrivate: try c["allow_private"].decode(Bool.self), maxPerSecond: try c["max_per_second"].decode(Int32?.self).map(Int.init),
                 managedBy: try c["managed_by"].decode(String.self), disabledAt: try c["disabled_at"].decode(Date?.self),
                 disabledReason: try c["disabled_reason"].decode(String?.self), failingSince: try c["failing_since"].decode(Date?.self),
                 createdAt: try c["created_at"].decode(Date.self)))

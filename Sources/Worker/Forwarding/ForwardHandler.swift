@@ -17,10 +17,12 @@ import Shared
 ///
 /// Any `2xx` completes the delivery. `429` and `503` with a `Retry-After` retry after that delay
 /// (at most `RETRY_MAX_SECONDS`); every other status, a timeout or a refused connection retries
-/// with backoff, until `MAX_ATTEMPTS` makes it dead. One HTTP client serves every delivery, so
-/// connections to a target are reused.
+/// with backoff, until `MAX_ATTEMPTS` makes it dead. One HTTP client serves every delivery that
+/// may reach any address, another every other delivery (``DeliveryClients``: an endpoint not added
+/// with `--allow-private` is refused a private address on every connection), so connections to a
+/// target are reused.
 struct ForwardHandler: JobHandler {
-    let http: HTTPClient
+    let http: DeliveryClients
     /// `FORWARD_SECRET`, for deliveries made before endpoints existed.
     let signer: StandardWebhookSigner?
     let endpoints: EndpointStore
@@ -57,7 +59,8 @@ struct ForwardHandler: JobHandler {
         guard let target else { throw AttemptFailure(reason: "the delivery row names no target") }
         let label = endpoint?.name ?? ForwardTarget.label(for: target)
         do {
-            let status = try await send(job, to: target, label: label, webhookID: webhookID, signer: signer)
+            let status = try await send(
+                job, to: target, label: label, webhookID: webhookID, signer: signer, on: http.client(for: endpoint))
             completion.recordAnswer(httpStatus: status)
         } catch {
             if let endpoint { try await recordFailure(of: endpoint) }
@@ -67,7 +70,9 @@ struct ForwardHandler: JobHandler {
     }
 
     /// - Returns: the 2xx status the endpoint answered.
-    private func send(_ job: ClaimedJob, to target: String, label: String, webhookID: String, signer: StandardWebhookSigner?) async throws -> Int {
+    private func send(
+        _ job: ClaimedJob, to target: String, label: String, webhookID: String, signer: StandardWebhookSigner?, on http: HTTPClient
+    ) async throws -> Int {
         let request = makeRequest(job, target: target, webhookID: webhookID, signer: signer)
         let started = ContinuousClock.now
         let status: Int

@@ -44,7 +44,7 @@ struct SystemHarness: Sendable {
             let app = try buildApplication(settings: try IngestSettings(environment: EnvironmentValues(environment)), logger: TestDatabase.logger)
             let settings = try WorkerSettings(environment: EnvironmentValues(
                 workerEnvironment.merging(worker) { $1 }.merging(["DATABASE_URL": db.url.urlString]) { $1 }))
-            try await HTTPClient.withHTTPClient(configuration: RunCommand.httpConfiguration(settings)) { http in
+            try await DeliveryClients.with(RunCommand.httpConfiguration(settings)) { http in
                 let metrics = WorkerMetrics()
                 let pools = RunCommand.pools(settings: settings, client: db.client, http: http, metrics: metrics, logger: TestDatabase.logger)
                 try await EndpointStore(client: db.client, logger: TestDatabase.logger).syncEnvironmentTargets(

@@ -23,6 +23,7 @@ struct EndpointsAddCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Endpoint.validURL(url) else { throw ValidationError("the URL must be an absolute http:// or https:// URL") }
+        try options.checkReach(of: url)
         if let backfillSince, TimeExpression.pointInTime(backfillSince) == nil {
             throw ValidationError("--backfill-since must be RFC 3339 or a duration like 2d")
         }

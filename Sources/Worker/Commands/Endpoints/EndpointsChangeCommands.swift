@@ -18,6 +18,7 @@ struct EndpointsUpdateCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let url, !Endpoint.validURL(url) { throw ValidationError("--url must be an absolute http:// or https:// URL") }
+        if let url { try options.checkReach(of: url) }
     }
 
     func run() async throws {

@@ -56,6 +56,11 @@ struct EndpointOptions: ParsableArguments {
     @Option(help: "A name for operators; shown in logs, never the URL.")
     var description: String?
 
+    @Flag(
+        name: .customLong("allow-private"), inversion: .prefixedNo,
+        help: "Let it reach loopback, private and link-local addresses (refused by default, checked on every connection after DNS).")
+    var allowPrivate: Bool?
+
     func validate() throws {
         _ = try changes()
     }
@@ -88,7 +93,16 @@ struct EndpointOptions: ParsableArguments {
             changes.maxPerSecond = .some(maxPerSecond == 0 ? nil : maxPerSecond)
         }
         changes.description = description
+        changes.allowPrivate = allowPrivate
         return changes
+    }
+
+    /// Refuses a URL whose host is written as an address an endpoint may not reach (or is
+    /// `localhost`), unless `--allow-private` is given. A name is checked when it is connected to.
+    func checkReach(of url: String) throws {
+        if let host = PrivateAddress.literalPrivateHost(of: url), allowPrivate != true {
+            throw ValidationError("\(host) is a loopback, private or link-local address: give --allow-private if this endpoint is meant to reach inside")
+        }
     }
 
     static func list(_ text: String) -> [String] {
@@ -102,7 +116,7 @@ struct EndpointOutput: Encodable {
     var secret: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, url, description, events, sources, environment, raw_apple, max_per_second, managed_by, enabled, disabled_at
+        case id, url, description, events, sources, environment, raw_apple, allow_private, max_per_second, managed_by, enabled, disabled_at
         case disabled_reason, failing_since, created_at, secret, previous_secret_expires_at
     }
 
@@ -117,6 +131,7 @@ struct EndpointOutput: Encodable {
         try c.encode(endpoint.sources.isEmpty ? ["stripe", "apple"] : endpoint.sources, forKey: .sources)
         try c.encode(endpoint.environment.rawValue, forKey: .environment)
         try c.encode(endpoint.rawApple, forKey: .raw_apple)
+        try c.encode(endpoint.allowPrivate, forKey: .allow_private)
         try c.encode(endpoint.maxPerSecond, forKey: .max_per_second)
         try c.encode(endpoint.managedBy, forKey: .managed_by)
         try c.encode(endpoint.disabledAt == nil, forKey: .enabled)
