@@ -112,6 +112,7 @@ let package = Package(
         ]),
         benchmarkProgram("IngestLoad", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
         benchmarkProgram("LatencyBenchmark", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
+        benchmarkProgram("SyncFlood", [product("AsyncHTTPClient"), product("NIOCore"), product("NIOHTTP1")]),
         .target(
             name: "TestSupport",
             dependencies: [
