@@ -49,7 +49,8 @@ struct IngestSettings: Sendable {
     /// `RATE_LIMIT_PER_KEY`, `RATE_LIMIT_PER_ADDRESS`: requests per second (0: off).
     var rateLimitPerKey: Double
     var rateLimitPerAddress: Double
-    /// `TRUST_FORWARDED_FOR`: behind Sluice's own proxy, the client address is the last `X-Forwarded-For` entry.
+    /// `TRUST_FORWARDED_FOR`: behind a trusted proxy (deploy/nginx.conf, ingress-nginx), the client
+    /// address is the last `X-Forwarded-For` entry, the one that proxy appended.
     var trustForwardedFor: Bool
     /// `EVENT_SIGNING_KEY`: the proof each stored row carries, which the worker checks.
     var eventProof: EventProof?
@@ -76,9 +77,9 @@ struct IngestSettings: Sendable {
           READ_API_ENVIRONMENT      production, sandbox or all: the read API's environment when a request names none (default all)
           SANDBOX_ACCESS            anybody, listed or nobody: whose Sandbox and Stripe test-mode entitlements give access (default anybody, for App Review)
           SYNC_MAX_USERS_PER_TRANSACTION how many users one purchase may be synced for; more is 409 too_many_users (default 10)
-          RATE_LIMIT_PER_KEY        API requests per second per key (may be fractional), bursts of twice that or 2; over it 429 (default 1000; 0: off)
-          RATE_LIMIT_PER_ADDRESS    client-key requests (app syncs) per second per client address, bursts of twice that or 20 (default 5; 0: off)
-          TRUST_FORWARDED_FOR       true behind Sluice's own proxy: the client address is the last X-Forwarded-For entry (default false)
+          RATE_LIMIT_PER_KEY        API requests per second per key (may be fractional), bursts of twice that or 2; over it 429; for a client key, a ceiling on the whole app's syncs, counted only for requests its address's limit admitted (default 1000; 0: off)
+          RATE_LIMIT_PER_ADDRESS    client-key requests (app syncs) per second per client address, bursts of twice that or 20, checked first (default 5; 0: off)
+          TRUST_FORWARDED_FOR       true behind a trusted proxy that appends the client address to X-Forwarded-For (deploy/nginx.conf, ingress-nginx) and when nothing else reaches ingest: the client address is the last entry (default false)
           EVENT_SIGNING_KEY         ≥ 32 characters, the same on ingest and worker: rows carry its HMAC, and the worker applies no row without it
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)

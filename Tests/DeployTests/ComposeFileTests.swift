@@ -86,7 +86,7 @@ struct ComposeFileTests {
         #expect(try secrets("ingest-1") == ["ingest_password", "stripe_webhook_secrets", "api_keys", "client_api_keys", "event_signing_key"])
         #expect(try secrets("worker") == ["worker_password", "forward_targets", "forward_secret", "event_signing_key"])
         #expect(try secrets("migrate") == ["migrate_password"])
-        #expect(try secrets("console") == ["worker_password", "operator_keys"])
+        #expect(try secrets("console") == ["worker_password", "operator_keys", "event_signing_key"])
         #expect(try secrets("postgres") == ["postgres_password", "migrate_password", "ingest_password", "worker_password"])
         #expect(services["nginx"]?["secrets"] == nil)
         for (name, service) in sluiceServices {

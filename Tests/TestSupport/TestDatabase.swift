@@ -23,7 +23,12 @@ public struct TestDatabase: Sendable {
         guard let text = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
             throw CommandFailure("DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL")
         }
-        return try DatabaseURL(text)
+        var url = try DatabaseURL(text)
+        // The tests' own connections wait longer than DATABASE_TIMEOUT_SECONDS's default: with the
+        // suites in parallel on two cores, creating a database from the template was seen to take
+        // more than 5 s. Tests of the timeout itself set their own.
+        url.timeout = .seconds(30)
+        return url
     }
 
     /// The repository's `sql/` folder.

@@ -16,11 +16,12 @@ struct ConsoleSettings: Sendable {
                                     as in worker run, for is_active
           STRIPE_ACCOUNTS, TRANSFER_BEHAVIOR
                                     as in worker run, for rebuilds
+          EVENT_SIGNING_KEY         as in worker run: a rebuild applies only stored events with a valid proof, and appAccountToken registrations count as the worker's do
           App Store Server API and STRIPE_API_KEY variables
                                     as in worker run, for "reconcile now"
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json); logs go to stderr
 
-        The session cookie is Secure: serve the console over HTTPS (a TLS proxy), or reach it as localhost / 127.0.0.1, which browsers treat as secure.
+        The session cookie (__Host-sluice_console) is Secure: serve the console over HTTPS (a TLS proxy), or reach it as localhost / 127.0.0.1, which browsers treat as secure. Sessions are kept in the database: signing out ends one for every console replica; 30 minutes without a request, or 12 hours, end it.
         """)
 
     var database: DatabaseURL

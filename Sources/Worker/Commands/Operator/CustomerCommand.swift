@@ -18,6 +18,10 @@ struct CustomerCommand: AsyncParsableCommand {
 
             \(OperatorSession.help)
               ENTITLEMENT_LEEWAY_SECONDS, SANDBOX_ACCESS, SANDBOX_USERS   as in worker run, for is_active
+              EVENT_SIGNING_KEY         as in worker run: which appAccountToken registrations count
+
+            What it prints came from the database and the providers: control characters in it are \
+            shown escaped (\\u{1B}), never sent to the terminal.
             """)
 
     @Argument(help: "Who: a user id, email, originalTransactionId, Stripe id or entity key.")

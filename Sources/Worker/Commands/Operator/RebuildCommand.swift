@@ -15,10 +15,13 @@ struct RebuildCommand: AsyncParsableCommand {
             transactions and their history are recomputed by applying its stored events again, in \
             provider order, with this version's handlers; prints what changed. Provider links are kept. \
             Only events still stored can be used: keep done events (worker prune --older-than) at \
-            least as long as you may need to rebuild. Forwards are not sent again.
+            least as long as you may need to rebuild. Forwards are not sent again. With \
+            EVENT_SIGNING_KEY, stored events without a valid proof are left out (and counted), as the \
+            worker's pool refuses them; where the worker proves rows, the rebuild refuses to run without it.
 
             \(OperatorSession.help)
               STRIPE_ACCOUNTS           connected accounts whose events are applied, as in worker run
+              EVENT_SIGNING_KEY         the worker's key: only stored events Sluice proved are applied again
             """)
 
     @Option(help: "Every entity of this user.")
