@@ -12,7 +12,8 @@
 --    user check) take a registration row only when the worker applied it or it carries a valid
 --    proof (an HMAC under EVENT_SIGNING_KEY, which the database never holds).
 ALTER TABLE app_account_tokens ADD COLUMN IF NOT EXISTS proof bytea;
-ALTER TABLE event_proof_cutover ADD COLUMN IF NOT EXISTS proofs_backfilled_at timestamptz;
+ALTER TABLE event_proof_cutover ADD COLUMN IF NOT EXISTS proofs_backfilled_at timestamptz,
+    ADD COLUMN IF NOT EXISTS proofs_backfilled_through bigint NOT NULL DEFAULT 0;
 
 CREATE TABLE IF NOT EXISTS app_account_token_owners (
     token       uuid        PRIMARY KEY,

@@ -50,6 +50,14 @@ import Testing
         #expect(try !Self.admitted(limits, from: "198.51.100.4"))
     }
 
+    @Test(arguments: [
+        ("198.51.100.7", "198.51.100.7"), ("2001:db8:1:2:aaaa::1", "20010db800010002::/64"), ("2001:db8:1:2:ffff:1:2:3", "20010db800010002::/64"),
+        ("2001:db8:1:3::1", "20010db800010003::/64"), ("not an address", "not an address"),
+    ])
+    func anIPv6ClientCountsByItsSlash64(address: String, key: String) {
+        #expect(RequestLimits.bucketKey(of: address) == key)
+    }
+
     @Test func aServerKeyIsNotLimitedByAddress() throws {
         let limits = Self.limits(keyBurst: 3, addressBurst: 1)
         for _ in 0..<3 { #expect(try Self.admitted(limits, role: .server, from: "198.51.100.1")) }

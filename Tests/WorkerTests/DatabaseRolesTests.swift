@@ -84,6 +84,8 @@ struct DatabaseRolesTests {
                     "UPDATE entitlements SET status = 'active'", "DELETE FROM events", "UPDATE events SET state = 'done'",
                     "INSERT INTO provider_links (kind, external_id) VALUES ('stripe_customer', 'x')", "CREATE TABLE intruder (id int)",
                     "SELECT * FROM recovery_checkpoints", "UPDATE app_account_tokens SET user_id = 'thief'", "DELETE FROM app_account_tokens",
+                    // A session-level lock on an entity's key would stall its events for as long as it is held.
+                    "SELECT pg_advisory_lock(hashtextextended('stripe:payment:pi_roles', 0))", "SELECT pg_try_advisory_lock(1)",
                 ] {
                     #expect(await Self.refused(ingest, sql), "ingest may not: \(sql)")
                 }

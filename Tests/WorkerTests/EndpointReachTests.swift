@@ -21,7 +21,8 @@ struct EndpointReachTests {
         ("::1", true), ("::", true), ("[::1]", true), ("fe80::1", true), ("fe80::1%eth0", true), ("fd00:ec2::254", true),
         ("fc00::1", true), ("ff02::1", true), ("::ffff:127.0.0.1", true), ("::ffff:169.254.169.254", true), ("::ffff:8.8.8.8", false),
         ("64:ff9b::a9fe:a9fe", true), ("64:ff9b::808:808", false), ("2002:a9fe:a9fe::1", true), ("2002:808:808::1", false),
-        ("2606:4700:4700::1111", false), ("2001:db8::1", true), ("example.com", nil), ("localhost", nil),
+        ("2606:4700:4700::1111", false), ("2001:db8::1", true), ("::a9fe:a9fe", true), ("::808:808", false),
+        ("64:ff9b:1::a00:1", true), ("fec0::1", true), ("2001:0:4136:e378::1", true), ("example.com", nil), ("localhost", nil),
     ] as [(String, Bool?)])
     func whichAddressesAreInside(address: String, isPrivate: Bool?) {
         #expect(PrivateAddress.isPrivate(address) == isPrivate, "\(address)")

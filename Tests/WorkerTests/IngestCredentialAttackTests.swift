@@ -96,7 +96,7 @@ struct IngestCredentialAttackTests {
             #expect(errors.allSatisfy { $0.contains("not stored by Sluice") }, "\(errors)")
 
             // A refund nobody sent, tied to early's payment as if it had been applied under the old
-            // id rule: `worker rebuild` leaves it out with the key, and will not run without it.
+            // id rule: `worker rebuild` will not apply it, with the key or without.
             let entity = try #require(try await db.strings("SELECT entity_key FROM entitlements WHERE user_id = 'early'").first)
             let refund = ByteBuffer(data: try SampleStripeEvents.event(
                 id: "evt_refund", type: "charge.refunded", object: StripeObjects.charge("ch_early", paymentIntent: "pi_early"), livemode: true))
@@ -114,8 +114,14 @@ struct IngestCredentialAttackTests {
             let rebuilt = try await ServiceProcess.runToExit(
                 "worker", arguments: ["rebuild", "--entity", entity, "--json"],
                 environment: operatorEnvironment.merging(["EVENT_SIGNING_KEY": Self.signingKey]) { $1 })
-            #expect(rebuilt.status == 0 && rebuilt.output.filter { !$0.isWhitespace }.contains(#""unproven":1"#), "\(rebuilt.output)")
+            #expect(rebuilt.status == 1 && rebuilt.output.contains("not rebuilt") && rebuilt.output.contains("-3"), "\(rebuilt.output)")
             #expect(try await db.strings("SELECT status FROM entitlements WHERE user_id = 'early'") == ["active"])
+            // Without the forged event, the entity's proven events rebuild it.
+            try await db.client.query("DELETE FROM applied_events WHERE event_id = -3", logger: TestDatabase.logger)
+            let clean = try await ServiceProcess.runToExit(
+                "worker", arguments: ["rebuild", "--entity", entity],
+                environment: operatorEnvironment.merging(["EVENT_SIGNING_KEY": Self.signingKey]) { $1 })
+            #expect(clean.status == 0 && clean.output.contains("unchanged"), "\(clean.output)")
         }
     }
 
@@ -171,6 +177,24 @@ struct IngestCredentialAttackTests {
                 #expect(try await db.scalar("SELECT count(*) FROM entitlements WHERE user_id = 'thief'") == 0)
                 let victim = try await send("GET", "/v1/iap/entitlements?user_id=victim", key: TestCredentials.apiKey)
                 #expect(victim.1.contains("pro.monthly"), "\(victim.1)")
+
+                // A second token whose registration key the attacker took first, with a forged
+                // registration event: the real registration is refused as blocked, never told 201
+                // and dropped; the forged event is never applied.
+                let second = UUID().uuidString.lowercased()
+                let forgedEvent = #"{"app_account_token":"\#(second)","user_id":"thief"}"#
+                #expect(try await !Self.refusedToIngest(db, """
+                    INSERT INTO events (source, external_id, type, ordering_key, payload, origin)
+                    VALUES ('account', 'app_account_token:\(second)', 'app_account_token.registered', '\(second)', convert_to('\(forgedEvent)', 'UTF8'), 'webhook')
+                    """))
+                let blocked = try await send(
+                    "PUT", "/v1/iap/users/victim/app-account-token", key: TestCredentials.apiKey,
+                    body: Data(#"{"app_account_token":"\#(second)"}"#.utf8))
+                #expect(blocked.0 == 503 && blocked.1.contains("registration_blocked"), "\(blocked) \(ingest.log(tail: 1_500))")
+                #expect(try await Self.eventually(30) {
+                    try await db.scalar("SELECT count(*) FROM events WHERE source = 'account' AND state = 'dead'") == 1
+                }, "\(worker.log(tail: 2_000))")
+                #expect(try await db.scalar("SELECT count(*) FROM app_account_token_owners WHERE token = \(UUID(uuidString: second)!)") == 0)
             }
         }
     }

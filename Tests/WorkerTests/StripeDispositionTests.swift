@@ -24,18 +24,4 @@ struct StripeDispositionTests {
         let event = StripeEvent(eventID: 1, id: "evt_1", type: type, created: Date(), account: account, object: .null)
         #expect(handler.disposition(of: event) == expected)
     }
-
-    /// A user id ``UserIDRule`` refuses is applied as no one (issue 37, finding 5).
-    @Test(arguments: [
-        (#"{"id":"pi_1","object":"payment_intent","metadata":{"user_id":"u_1"}}"#, StripeEventHandler.Disposition.mayChangeState),
-        (#"{"id":"pi_1","object":"payment_intent","metadata":{"user_id":"u\u001b[2J"}}"#, .refusedUserID("user_id must not contain control characters")),
-        (#"{"id":"pi_1","object":"payment_intent","metadata":{"user_id":"u\u0000"}}"#, .refusedUserID("user_id must not contain control characters")),
-        (#"{"id":"cs_1","object":"checkout.session","client_reference_id":"u\u0085","metadata":{}}"#, .refusedUserID("user_id must not contain control characters")),
-        (#"{"id":"pi_1","object":"payment_intent","metadata":{}}"#, .mayChangeState),
-    ])
-    func aRefusedUserIDIsRecorded(object: String, expected: StripeEventHandler.Disposition) throws {
-        let handler = StripeEventHandler(logger: .init(label: "test"), accounts: [])
-        let event = StripeEvent(eventID: 1, id: "evt_1", type: "payment_intent.succeeded", created: Date(), account: nil, object: try JSONValue.parse(Data(object.utf8)))
-        #expect(handler.disposition(of: event) == expected)
-    }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Glibc
 import Hummingbird
 import HTTPTypes
 import NIOCore
@@ -41,7 +42,7 @@ struct RequestLimits: Sendable {
             switch bucket {
             case .clientAddress:
                 guard let perAddress, let address = clientAddress(request, remoteAddress: remoteAddress) else { continue }
-                if case .limited(let seconds) = perAddress.take(address) {
+                if case .limited(let seconds) = perAddress.take(Self.bucketKey(of: address)) {
                     throw limited("this client address", seconds: seconds, limit: "per_address")
                 }
             case .key:
@@ -60,6 +61,15 @@ struct RequestLimits: Sendable {
             return last
         }
         return remoteAddress?.ipAddress
+    }
+
+    /// The per-address bucket an address counts against: an IPv4 address itself; an IPv6 address's
+    /// /64, the block one subscriber is given, so that a client cannot take a fresh bucket (and a
+    /// share of the key's ceiling) by rotating the addresses of its own block.
+    static func bucketKey(of address: String) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard address.contains(":"), bytes.withUnsafeMutableBytes({ inet_pton(AF_INET6, address, $0.baseAddress) }) == 1 else { return address }
+        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "::/64"
     }
 
     private func limited(_ who: String, seconds: Int, limit: String) -> APIError {

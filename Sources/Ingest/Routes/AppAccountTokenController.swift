@@ -11,7 +11,8 @@ import Shared
 ///
 /// Body `{"app_account_token":"<UUID>"}`. `201` when registered (what Apple state was stored under
 /// the token moves to the user, announced as `entitlement.transferred`), `200` when it already
-/// was this user's, `409 token_conflict` when it is another user's. A user may have several tokens.
+/// was this user's, `409 token_conflict` when it is another user's, `503 registration_blocked` when
+/// a queue row Sluice did not write holds the registration's key. A user may have several tokens.
 struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: AppAccountTokens
     let apiKeys: APIKeyCheck
@@ -45,7 +46,13 @@ struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable
             throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"app_account_token\": \"<UUID>\"}")
         }
         let tokens = self.tokens
-        let result = try await database.run { try await tokens.register(token, userID: user) }
+        let result: AppAccountTokens.Registration
+        do {
+            result = try await database.run { try await tokens.register(token, userID: user) }
+        } catch let blocked as AppAccountTokens.RegistrationBlocked {
+            context.logger.error("appAccountToken registration refused: \(blocked)")
+            throw APIError(.serviceUnavailable, code: "registration_blocked", message: "this registration cannot be stored now; the operator has been told")
+        }
         if result == .conflict {
             context.logger.info("appAccountToken registration refused: the token is another user's")
             throw APIError(.conflict, code: "token_conflict", message: "this app_account_token is registered to another user")

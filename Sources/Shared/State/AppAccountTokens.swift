@@ -74,7 +74,8 @@ public struct AppAccountTokens: Sendable {
             source: .account, externalID: "app_account_token:\(event.tokenText)", type: Self.registeredEventType,
             eventTime: Date(), orderingKey: event.tokenText, payload: ByteBuffer(data: try JSONEncoder().encode(event)))
         record.proof = proof?.proof(of: record)
-        return try await client.withTransaction(logger: logger) { connection in
+        // `nil`: blocked (thrown here, not inside the transaction, whose errors arrive wrapped).
+        let registration: Registration? = try await client.withTransaction(logger: logger) { connection in
             let store = StateStore(connection: connection, logger: logger)
             try await store.lock(Self.lockKey(token))
             let rowProof = proof.map { ByteBuffer(bytes: $0.proof(ofToken: token, userID: userID)) }
@@ -103,9 +104,43 @@ public struct AppAccountTokens: Sendable {
                     logger.error("an app_account_tokens row without a valid proof holds this token; it is ignored (docs/operations.md)")
                 }
             }
-            for try await _ in try await connection.query(try EventStore.insertQuery([record]), logger: logger) {}
-            return .registered
+            var stored = false
+            for try await _ in try await connection.query(try EventStore.insertQuery([record]), logger: logger).decode((String, String).self) {
+                stored = true
+            }
+            return stored ? .registered : try await storedRegistration(record, userID: userID, on: connection)
         }
+        guard let registration else { throw RegistrationBlocked() }
+        return registration
+    }
+
+    /// Why a registration cannot be stored: a queue row Sluice did not write holds its key.
+    public struct RegistrationBlocked: Error, CustomStringConvertible {
+        public var description: String {
+            "a stored registration event that Sluice did not write (no valid proof) holds this token's key; an operator must remove it"
+        }
+    }
+
+    /// What the registration event already stored under the token's key says, when this one
+    /// could not be stored: the same user's (`alreadyRegistered`), another's (`conflict`); `nil`
+    /// when it is not Sluice's (no valid proof) or only its key is left.
+    private func storedRegistration(_ record: EventRecord, userID: String, on connection: PostgresConnection) async throws -> Registration? {
+        let rows = try await connection.query(
+            """
+            SELECT payload, proof, type, origin FROM events WHERE source = \(record.source.rawValue) AND external_id = \(record.externalID)
+            """, logger: logger)
+        for try await (payload, presented, type, origin) in rows.decode((ByteBuffer, ByteBuffer?, String, String).self) {
+            if let proof {
+                guard let presented, proof.verifies(
+                    Array(presented.readableBytesView), source: record.source.rawValue, externalID: record.externalID, type: type,
+                    origin: origin, payload: payload)
+                else { return nil }
+            }
+            guard let stored = try? JSONDecoder().decode(RegisteredEvent.self, from: Data(buffer: payload)) else { return nil }
+            return stored.userID == userID ? .alreadyRegistered : .conflict
+        }
+        // Only its key is left (pruned): an earlier registration of the token was applied.
+        return nil
     }
 
     /// The user `token` is registered to, if any: a registration the worker applied, or one whose

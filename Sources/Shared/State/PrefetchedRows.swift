@@ -292,6 +292,9 @@ public final class PrefetchedRows: Sendable {
             contents.entitlements = [:]
             contents.transactions = [:]
             contents.links = [:]
+            // A registration applied in it (which recorded a token's owner) is gone too: the
+            // tokens are read again, under their locks (``StateStore/userFollowingAppAccountToken(_:)``).
+            contents.tokenUsers = [:]
             contents.isInSavepoint = false
         }
     }

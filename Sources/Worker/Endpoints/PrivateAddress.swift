@@ -40,11 +40,15 @@ enum PrivateAddress {
 
     static func isPrivateV6(_ a: [UInt8]) -> Bool {
         if a[0..<15].allSatisfy({ $0 == 0 }) { return true }        // :: and ::1
+        if a[0..<12].allSatisfy({ $0 == 0 }) { return isPrivateV4(Array(a[12...])) }  // ::a.b.c.d (IPv4-compatible)
         if a[0..<10].allSatisfy({ $0 == 0 }) && a[10] == 0xFF && a[11] == 0xFF { return isPrivateV4(Array(a[12...])) }  // ::ffff:a.b.c.d
         if a[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0][...] { return isPrivateV4(Array(a[12...])) }   // 64:ff9b::/96
+        if a[0..<6] == [0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01][...] { return true }                                     // 64:ff9b:1::/48, local NAT64
         if a[0] == 0x20 && a[1] == 0x02 { return isPrivateV4(Array(a[2..<6])) }                                          // 6to4
+        if a[0..<4] == [0x20, 0x01, 0x00, 0x00][...] { return true }                                                      // Teredo, an IPv4 hidden inside
         if a[0] & 0xFE == 0xFC { return true }                     // unique local (fd00:ec2::254 among them)
         if a[0] == 0xFE && a[1] & 0xC0 == 0x80 { return true }     // link-local
+        if a[0] == 0xFE && a[1] & 0xC0 == 0xC0 { return true }     // site-local (deprecated, still routed inside)
         if a[0] == 0xFF { return true }                            // multicast
         if a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0D && a[3] == 0xB8 { return true }  // documentation
         return false

@@ -12,9 +12,11 @@ import Shared
 /// and the records of its events, apply those events again in provider order with the current
 /// handlers, and compare. Provider links are facts and are kept. A dry run rolls back.
 ///
-/// With `EVENT_SIGNING_KEY` a row is applied again only with a valid proof, as the pool applies
-/// it (``ProvenRowHandler``); one without is left out, recorded and counted in the change. Where
-/// the worker proves rows and the key is not given, the rebuild refuses to start.
+/// With `EVENT_SIGNING_KEY` every stored event is checked as the pool checks it
+/// (``ProvenRowHandler``): an entity with an event whose proof no key verifies is not rebuilt (its
+/// transaction rolls back, nothing changes) — the event is not Sluice's, or its key was rotated
+/// out of `EVENT_SIGNING_KEY` while rows it proved are still kept. Where the worker proves rows and
+/// the key is not given, the rebuild refuses to start.
 ///
 /// What the rebuild changed in the entitlement is announced once, at the end, as one outgoing
 /// event with cause `rebuild` (the steps in between are not: receivers already saw them).
@@ -25,14 +27,11 @@ struct EntityRebuilder: Sendable {
         var events: Int
         /// `field: before → after` for every field that differs; empty when nothing changed.
         var differences: [String]
-        /// Stored events left out because they carry no valid proof (`EVENT_SIGNING_KEY`).
-        var unproven: Int = 0
 
-        enum CodingKeys: String, CodingKey { case entityKey = "entity", events, differences, unproven }
+        enum CodingKeys: String, CodingKey { case entityKey = "entity", events, differences }
 
         var text: String {
             "\(entityKey) (\(events) events): " + (differences.isEmpty ? "unchanged" : differences.joined(separator: "; "))
-                + (unproven > 0 ? " — \(unproven) events without a valid proof left out" : "")
         }
     }
 
@@ -79,6 +78,17 @@ struct EntityRebuilder: Sendable {
         }
     }
 
+    /// An entity with stored events whose proof no key verifies: not rebuilt.
+    struct UnprovenEvents: Error, CustomStringConvertible {
+        var entityKey: String
+        var eventIDs: [Int64]
+        var description: String {
+            "\(entityKey) not rebuilt: stored events \(eventIDs.map(String.init).joined(separator: ", ")) carry no proof that "
+                + "EVENT_SIGNING_KEY verifies (not stored by Sluice, or proved with a key since removed: keep old keys in the list "
+                + "while rows they proved are kept)"
+        }
+    }
+
     struct RebuildRefused: Error, CustomStringConvertible {
         var description: String {
             "EVENT_SIGNING_KEY is not set, but the worker applies only proven rows: rebuild checks proofs as the pool does; set the worker's key"
@@ -99,7 +109,7 @@ struct EntityRebuilder: Sendable {
         let entitlementBefore = try await store.entitlement(key)
         let before = try await snapshot(key, store: store, on: connection)
         var jobs: [ClaimedJob] = []
-        var unproven: [(ClaimedJob, UnprovenRow)] = []
+        var unproven: [Int64] = []
         for try await (id, source, payload, type, externalID, origin, rowProof) in try await connection.query(
             """
             SELECT e.id, e.source, e.payload, e.type, e.external_id, e.origin, e.proof::text
@@ -111,11 +121,15 @@ struct EntityRebuilder: Sendable {
             var attributes = ["type": type, "external_id": externalID, "origin": origin]
             attributes["proof"] = rowProof
             let job = ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload, attributes: attributes)
-            if let refusal = proof?.refusal(of: job) {
-                unproven.append((job, refusal))
+            if proof?.refusal(of: job) != nil {
+                unproven.append(id)
             } else {
                 jobs.append(job)
             }
+        }
+        guard unproven.isEmpty else {
+            logger.warning("rebuild refused: stored events without a valid proof", metadata: ["entity": "\(key)", "events": "\(unproven)"])
+            throw UnprovenEvents(entityKey: key, eventIDs: unproven)
         }
         let identity = try await entitlementIdentity(key, on: connection)
         try await connection.query(
@@ -125,10 +139,6 @@ struct EntityRebuilder: Sendable {
         try await connection.query("DELETE FROM transactions WHERE entitlement_key = \(key)", logger: logger)
         try await connection.query("DELETE FROM entitlements WHERE entity_key = \(key)", logger: logger)
         try await connection.query("DELETE FROM applied_events WHERE entity_key = \(key)", logger: logger)
-        for (job, refusal) in unproven {
-            logger.warning("rebuild left out a stored event without a valid proof", metadata: ["event_id": "\(job.id)", "entity": "\(key)"])
-            try await store.record(eventID: job.id, entityKey: key, outcome: .recorded, detail: "rebuild: \(refusal)")
-        }
         for job in jobs {
             guard let handler = handlers[job.kind] else { continue }
             do {
@@ -147,7 +157,7 @@ struct EntityRebuilder: Sendable {
         }
         let after = try await snapshot(key, store: store, on: connection)
         try await announce(key, before: entitlementBefore, store: store, on: connection)
-        return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after), unproven: unproven.count)
+        return Change(entityKey: key, events: jobs.count, differences: Self.differences(before, after))
     }
 
     /// The id and creation time of the entitlement stored under `key`, if any.

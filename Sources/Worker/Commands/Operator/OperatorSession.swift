@@ -36,6 +36,6 @@ enum OperatorSession {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        return TerminalText.escapedJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

@@ -16,8 +16,9 @@ struct RebuildCommand: AsyncParsableCommand {
             provider order, with this version's handlers; prints what changed. Provider links are kept. \
             Only events still stored can be used: keep done events (worker prune --older-than) at \
             least as long as you may need to rebuild. Forwards are not sent again. With \
-            EVENT_SIGNING_KEY, stored events without a valid proof are left out (and counted), as the \
-            worker's pool refuses them; where the worker proves rows, the rebuild refuses to run without it.
+            EVENT_SIGNING_KEY, an entity with a stored event whose proof no key verifies is not rebuilt \
+            (exit 1, nothing changed): the pool would refuse that event too. Where the worker proves \
+            rows, the rebuild refuses to run without the key.
 
             \(OperatorSession.help)
               STRIPE_ACCOUNTS           connected accounts whose events are applied, as in worker run

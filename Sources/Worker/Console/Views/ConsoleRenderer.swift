@@ -77,7 +77,6 @@ struct ConsoleRenderer: Sendable {
             status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// A `303 See Other` to `location` (after a POST, so that reloading does not post again).
     /// The "are you sure?" page every action shows first: its form again, with `confirm=yes`.
     func confirmation(
         _ request: Request, _ context: ConsoleRequestContext, section: Section?, action: String, question: String, button: String,
@@ -91,6 +90,7 @@ struct ConsoleRenderer: Sendable {
             ])
     }
 
+    /// A `303 See Other` to `location` (after a POST, so that reloading does not post again).
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location])
     }

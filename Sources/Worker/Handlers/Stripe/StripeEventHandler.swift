@@ -60,15 +60,12 @@ struct StripeEventHandler: BatchableJobHandler {
         case deauthorization(account: String?)
         /// An event of a connected account not in `STRIPE_ACCOUNTS`: recorded as ignored.
         case foreignAccount(String)
-        /// The object names a user id ``UserIDRule`` refuses: recorded, applied as no one.
-        case refusedUserID(String)
         case mayChangeState
     }
 
     func disposition(of event: StripeEvent) -> Disposition {
         if event.type == StripeEventType.accountApplicationDeauthorized.rawValue { return .deauthorization(account: event.account) }
         if let account = event.account, !accounts.contains(account) { return .foreignAccount(account) }
-        if let problem = StripeObjectKind.of(event.object)?.refusedUserID(in: event.object) { return .refusedUserID(problem) }
         return .mayChangeState
     }
 
@@ -86,8 +83,6 @@ struct StripeEventHandler: BatchableJobHandler {
         case .foreignAccount(let account):
             return try await StateWriter.save(
                 .recorded("ignored: connected account \(account) is not in STRIPE_ACCOUNTS"), eventID: job.id, to: store, announcer: announcer)
-        case .refusedUserID(let problem):
-            return try await StateWriter.save(.recorded("ignored: \(problem)"), eventID: job.id, to: store, announcer: announcer)
         case .mayChangeState:
             break
         }
@@ -103,6 +98,13 @@ struct StripeEventHandler: BatchableJobHandler {
         }
         if state.transaction == nil, let key = subject.transactionKey {
             subject.paymentIsOutsideTheApp = try await store.link(.stripeOutsidePayment, key, scope: event.scope.prefix) != nil
+        }
+        // A purchase that names only a user id UserIDRule refuses, and that nothing stored or
+        // linked makes anyone's, is recorded and applied as no one (not retried to a dead letter).
+        // One already stored (a refund, a dispute of it) is applied as it is.
+        if subject.userID == nil, state.entitlement == nil, state.transaction == nil,
+            let problem = StripeObjectKind.of(event.object)?.refusedUserID(in: event.object) {
+            return try await StateWriter.save(.recorded("ignored: \(problem)"), eventID: job.id, to: store, announcer: announcer)
         }
         return try await StateWriter.save(StripeDecider.decide(event, subject, state), eventID: job.id, to: store, announcer: announcer)
     }
