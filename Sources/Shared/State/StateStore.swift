@@ -37,6 +37,19 @@ public struct StateStore: Sendable {
         try await lock([key])
     }
 
+    /// Takes the keys' locks without waiting: whether all were free (those taken stay held until
+    /// the transaction ends). For a lock needed after one that others take first.
+    public func tryLock(_ keys: some Collection<String>) async throws -> Bool {
+        let sorted = Array(Set(keys)).sorted()
+        var all = true
+        for try await taken in try await connection.query(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(\(sorted)::text[]) AS key", logger: logger
+        ).decode(Bool.self) {
+            all = all && taken
+        }
+        return all
+    }
+
     /// ``lock(_:)`` for several keys in one round trip, taken in sorted order so that two
     /// transactions locking overlapping keys never deadlock.
     public func lock(_ keys: some Collection<String>) async throws {

@@ -34,20 +34,36 @@ struct AppAccountTokenHandler: BatchableJobHandler {
         }
     }
 
-    /// Locks the token's entitlements in key order (the order every handler takes keys in),
-    /// re-reads each under its lock and saves it under the user.
+    /// A purchase was stored under the token, by an event whose locks are still held, between
+    /// reading the token's entitlements and taking the token's lock: the registration is tried
+    /// again (waiting for those locks while holding the token's could deadlock).
+    struct TokenChangedMeanwhile: Error, CustomStringConvertible {
+        var description: String { "a purchase under the appAccountToken changed while its registration was applied; retried" }
+    }
+
+    /// Locks the token's entitlements in key order (the order every handler takes keys in), then
+    /// the token (as an Apple event takes its entitlement's lock, then the token's: the same order,
+    /// so the two never wait on each other in a cycle), records the owner, re-reads each
+    /// entitlement under its lock and saves it under the user.
     static func move(
         _ registration: AppAccountTokens.RegisteredEvent, eventID: Int64, store: StateStore, announcer: ChangeAnnouncer?
     ) async throws -> AppliedEvent {
+        let token = registration.tokenText
+        var keys = try await store.entitlementKeys(ofUser: token)
+        try await store.lock(keys)
         let owner = try await store.recordAppAccountTokenOwner(registration.appAccountToken, userID: registration.userID, eventID: eventID)
         guard owner == registration.userID else {
             var refused = Decision(outcome: .recorded)
             refused.detail = "appAccountToken registration not applied: the token is another user's"
             return try await StateWriter.save(refused, eventID: eventID, to: store, announcer: announcer)
         }
-        let token = registration.tokenText
-        let keys = try await store.entitlementKeys(ofUser: token)
-        try await store.lock(keys)
+        // What was stored under the token before its lock was taken, by events that committed meanwhile.
+        let stored = try await store.entitlementKeys(ofUser: token)
+        let added = stored.filter { !keys.contains($0) }
+        if !added.isEmpty {
+            guard try await store.tryLock(added) else { throw TokenChangedMeanwhile() }
+            keys = stored
+        }
         var decision = Decision(outcome: .applied)
         for key in keys {
             // Re-read under the lock: an event applied meanwhile may have moved it already.
