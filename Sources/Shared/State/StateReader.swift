@@ -57,6 +57,11 @@ public struct StateReader: Sendable {
             """, logger: logger))
     }
 
+    /// The product catalog (``CatalogStore``), archived products too.
+    public func catalog() async throws -> [CatalogProduct] {
+        try await CatalogStore(client: client, logger: logger).all()
+    }
+
     /// Matches `email` without regard to case, as email addresses are compared in practice.
     public func entitlements(email: String, environment: PurchaseEnvironment?) async throws -> [Entitlement] {
         try await entitlements(client.query(

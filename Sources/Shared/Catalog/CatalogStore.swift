@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// Reads and changes `catalog_products`: what `worker products …` does and what the read API's
+/// access answer reads. Every statement binds its values.
+public struct CatalogStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Why a change was refused.
+    public struct Refusal: Error, CustomStringConvertible, Equatable {
+        public var description: String
+    }
+
+    /// What `update` sets; `nil` leaves a value as it is (`.some(nil)` clears an optional one).
+    public struct Changes: Sendable {
+        public var type: ProductType?
+        public var stripePrice: String??
+        public var appleProductIDs: [String]?
+        public var trialDays: Int??
+        public var accessLevels: [String]?
+
+        public init(
+            type: ProductType? = nil, stripePrice: String?? = nil, appleProductIDs: [String]? = nil, trialDays: Int?? = nil,
+            accessLevels: [String]? = nil
+        ) {
+            self.type = type
+            self.stripePrice = stripePrice
+            self.appleProductIDs = appleProductIDs
+            self.trialDays = trialDays
+            self.accessLevels = accessLevels
+        }
+    }
+
+    static let columns = "id, type, stripe_price, apple_product_ids, trial_days, access_levels, archived_at"
+
+    /// Every product, archived ones too unless `soldOnly` (oldest first).
+    public func all(soldOnly: Bool = false) async throws -> [CatalogProduct] {
+        try await Self.decode(client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM catalog_products
+            WHERE NOT \(soldOnly) OR archived_at IS NULL ORDER BY created_at, id
+            """, logger: logger))
+    }
+
+    public func product(_ id: String) async throws -> CatalogProduct? {
+        try await Self.decode(client.query("SELECT \(unescaped: Self.columns) FROM catalog_products WHERE id = \(id)", logger: logger)).first
+    }
+
+    /// - Throws: ``Refusal`` when the id is taken, or an App Store id is another product's.
+    public func add(_ product: CatalogProduct) async throws -> CatalogProduct {
+        try await client.withTransaction(logger: logger) { connection -> Result<CatalogProduct, Refusal> in
+            try await connection.query("LOCK TABLE catalog_products IN SHARE ROW EXCLUSIVE MODE", logger: logger)
+            if let taken = try await Self.appleIDsTaken(product.appleProductIDs, except: product.id, on: connection, logger: logger) {
+                return .failure(taken)
+            }
+            let rows = try await connection.query(
+                """
+                INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, trial_days, access_levels)
+                VALUES (\(product.id), \(product.type.rawValue), \(product.stripePrice), \(product.appleProductIDs), \(product.trialDays),
+                    \(product.accessLevels))
+                ON CONFLICT (id) DO NOTHING RETURNING \(unescaped: Self.columns)
+                """, logger: logger)
+            guard let added = try await Self.decode(rows).first else {
+                return .failure(Refusal(description: "a product \(product.id) exists already (worker products update changes it)"))
+            }
+            return .success(added)
+        }.get()
+    }
+
+    /// - Returns: the product as changed, or `nil` when there is none with `id`.
+    public func update(_ id: String, _ changes: Changes) async throws -> CatalogProduct? {
+        try await client.withTransaction(logger: logger) { connection -> Result<CatalogProduct?, Refusal> in
+            try await connection.query("LOCK TABLE catalog_products IN SHARE ROW EXCLUSIVE MODE", logger: logger)
+            if let apple = changes.appleProductIDs, let taken = try await Self.appleIDsTaken(apple, except: id, on: connection, logger: logger) {
+                return .failure(taken)
+            }
+            let rows = try await connection.query(
+                """
+                UPDATE catalog_products SET
+                    type = COALESCE(\(changes.type?.rawValue)::text, type),
+                    stripe_price = CASE WHEN \(changes.stripePrice != nil) THEN \(changes.stripePrice ?? nil)::text ELSE stripe_price END,
+                    apple_product_ids = COALESCE(\(changes.appleProductIDs)::text[], apple_product_ids),
+                    trial_days = CASE WHEN \(changes.trialDays != nil) THEN \(changes.trialDays ?? nil)::integer ELSE trial_days END,
+                    access_levels = COALESCE(\(changes.accessLevels)::text[], access_levels),
+                    updated_at = now()
+                WHERE id = \(id) RETURNING \(unescaped: Self.columns)
+                """, logger: logger)
+            return .success(try await Self.decode(rows).first)
+        }.get()
+    }
+
+    /// Stops selling it; what was bought keeps its access levels. `nil` when there is none.
+    public func archive(_ id: String) async throws -> CatalogProduct? {
+        try await Self.decode(client.query(
+            """
+            UPDATE catalog_products SET archived_at = COALESCE(archived_at, now()), updated_at = now()
+            WHERE id = \(id) RETURNING \(unescaped: Self.columns)
+            """, logger: logger)).first
+    }
+
+    /// One App Store product is one catalog product: a refusal naming an id another product has.
+    private static func appleIDsTaken(_ ids: [String], except id: String, on connection: PostgresConnection, logger: Logger) async throws -> Refusal? {
+        guard !ids.isEmpty else { return nil }
+        for try await (other, apple) in try await connection.query(
+            """
+            SELECT id, a FROM catalog_products, unnest(apple_product_ids) AS a
+            WHERE id <> \(id) AND a = ANY(\(ids)) ORDER BY id, a LIMIT 1
+            """, logger: logger
+        ).decode((String, String).self) {
+            return Refusal(description: "App Store product \(apple) is product \(other)'s already")
+        }
+        return nil
+    }
+
+    private static func decode(_ rows: PostgresRowSequence) async throws -> [CatalogProduct] {
+        var products: [CatalogProduct] = []
+        for try await (id, type, price, apple, trial, levels, archived) in rows.decode((String, String, String?, [String], Int32?, [String], Date?).self) {
+            products.append(CatalogProduct(
+                id: id, type: ProductType(rawValue: type) ?? .nonConsumable, stripePrice: price, appleProductIDs: apple,
+                trialDays: trial.map(Int.init), accessLevels: levels, archivedAt: archived))
+        }
+        return products
+    }
+}
