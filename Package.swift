@@ -77,8 +77,9 @@ let package = Package(
         .executableTarget(
             name: "Ingest",
             dependencies: [
-                "Shared", product("ArgumentParser"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"),
-                product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"),
+                "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
+                product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"),
+                product("ServiceLifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
 import Hummingbird
 import HTTPTypes
 import Logging
@@ -30,8 +31,9 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
             replica: StateReader(client: replicaClient, tokenProof: settings.eventProof, logger: logger),
             maximumLag: settings.readMaximumLag))
     }
+    let changes = settings.checkout == nil ? nil : UserChanges(client: client, logger: logger)
     let router = try buildRouter(
-        settings: settings, client: client, writer: writer, metrics: metrics, replicaLag: replica?.lag, logger: logger)
+        settings: settings, client: client, writer: writer, metrics: metrics, replicaLag: replica?.lag, changes: changes, logger: logger)
     var app = Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: IdleConnections.timeout)),
@@ -42,6 +44,7 @@ func buildApplication(settings: IngestSettings, logger: Logger) throws -> some A
             client: client, database: settings.database, meanwhile: "requests that need it answer 503 meanwhile (webhooks too: the providers retry)",
             logger: logger),
         NamedListener(buildAdminApplication(settings: settings, client: client, metrics: metrics, logger: logger), address: settings.adminAddress))
+    if let changes { app.addServices(changes) }
     if let replica {
         app.addServices(replica.client, ReplicaLagMonitor(lag: replica.lag, primary: client, replica: replica.client, metrics: metrics, logger: logger))
         logger.info("the read API reads from READ_DATABASE_URL while its lag is within \(settings.readMaximumLag) s")
@@ -72,7 +75,7 @@ func buildAdminRouter(client: PostgresClient, metrics: IngestMetrics) -> Router<
 
 func buildRouter(
     settings: IngestSettings, client: PostgresClient, writer: GroupCommitWriter, metrics: IngestMetrics, replicaLag: ReplicaLag? = nil,
-    logger: Logger
+    changes: UserChanges? = nil, logger: Logger
 ) throws -> Router<IngestContext> {
     let router = Router(context: IngestContext.self)
     router.addMiddleware {
@@ -115,13 +118,18 @@ func buildRouter(
         tokens: tokens, apiKeys: apiKeys, database: database)
         .addRoutes(to: router)
 
+    checkoutController(settings: settings, client: client, apiKeys: apiKeys, database: database, changes: changes, logger: logger)
+        .addRoutes(to: router)
+
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)
+    router.answerMethodNotAllowed(on: [CheckoutController<IngestContext>.createPath], allowed: .post)
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
              WebhookController<IngestContext>.storeKitPath],
         allowed: .post)
     router.answerMethodNotAllowed(
-        on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath],
+        on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath,
+             ReadController<IngestContext>.accessPath, CheckoutController<IngestContext>.statusPath],
         allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if let roots = settings.appleRoots {
@@ -134,6 +142,27 @@ func buildRouter(
         logger.warning("EVENT_SIGNING_KEY is not set: stored rows carry no proof, and the worker trusts whatever the database holds")
     }
     return router
+}
+
+/// The web checkout's routes: Stripe called through its own gate and timeout (docs/DESIGN.md).
+func checkoutController(
+    settings: IngestSettings, client: PostgresClient, apiKeys: APIKeyCheck, database: DatabaseCalls, changes: UserChanges?, logger: Logger
+) -> CheckoutController<IngestContext> {
+    let store = CheckoutStore(client: client, logger: logger)
+    let maker = settings.checkout.map { checkout in
+        let stripe = StripeCheckoutAPI(
+            call: ProviderCall(
+                http: .shared, provider: "Stripe", timeout: .init(checkout.timeout), maximumAttempts: 3, baseDelay: .milliseconds(200),
+                maximumDelay: .seconds(2)),
+            apiKey: checkout.apiKey, apiVersion: checkout.apiVersion, baseURL: checkout.baseURL)
+        return CheckoutMaker(
+            store: store, catalog: CatalogStore(client: client, logger: logger), stripe: stripe, prices: PriceCache(stripe: stripe),
+            gate: CheckoutGate(limit: checkout.concurrency), settings: checkout, logger: logger)
+    }
+    return CheckoutController<IngestContext>(
+        maker: maker, store: store, changes: changes, reader: StateReader(client: client, tokenProof: settings.eventProof, logger: logger),
+        apiKeys: apiKeys, allowsClientKeys: settings.checkout?.allowsClientKeys ?? false, database: database,
+        leeway: Double(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess)
 }
 
 extension Router {

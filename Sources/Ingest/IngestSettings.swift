@@ -54,6 +54,8 @@ struct IngestSettings: Sendable {
     var trustForwardedFor: Bool
     /// `EVENT_SIGNING_KEY`: the proof each stored row carries, which the worker checks.
     var eventProof: EventProof?
+    /// `STRIPE_CHECKOUT_KEY` and the `CHECKOUT_*` settings: web checkout, or `nil` when it is off.
+    var checkout: CheckoutSettings?
     var logLevel: String
     var logFormat: String
 
@@ -81,6 +83,7 @@ struct IngestSettings: Sendable {
           RATE_LIMIT_PER_ADDRESS    client-key requests (app syncs) per second per client address, bursts of twice that or 20, checked first (default 5; 0: off)
           TRUST_FORWARDED_FOR       true behind a trusted proxy that appends the client address to X-Forwarded-For (deploy/nginx.conf, ingress-nginx) and when nothing else reaches ingest: the client address is the last entry (default false)
           EVENT_SIGNING_KEY         ≥ 32 characters, the same on ingest and worker: rows carry its HMAC, and the worker applies no row without it
+        \(CheckoutSettings.help)
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -134,6 +137,7 @@ struct IngestSettings: Sendable {
         rateLimitPerAddress = try environment.double("RATE_LIMIT_PER_ADDRESS", default: 5, range: 0...1_000_000)
         trustForwardedFor = try environment.bool("TRUST_FORWARDED_FOR", default: false)
         eventProof = try EventProof.configured(by: environment)
+        checkout = try CheckoutSettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -37,6 +37,8 @@ struct WorkerSettings: Sendable {
     var clockSweepInterval: Duration
     /// `PRUNE_AFTER`: finished queue rows are pruned by `worker run` once this old; `nil`: never.
     var prune: PruneService.Config?
+    /// `STRIPE_CHECKOUT_KEY`: the worker cancels unconfirmed web checkouts with it (``CheckoutSweepService``).
+    var checkout: CheckoutSettings?
     /// `STRIPE_ACCOUNTS`: the Stripe Connect accounts whose events are applied (to their own state);
     /// events of any other connected account are recorded as ignored.
     var stripeAccounts: Set<String>
@@ -67,6 +69,7 @@ struct WorkerSettings: Sendable {
           TRANSFER_BEHAVIOR         transfer, transfer_if_inactive or keep: what a StoreKit sync does with a purchase linked to another user (default transfer)
           SANDBOX_ACCESS, SANDBOX_USERS as ingest's: whose sandbox entitlements read active in outgoing events (default anybody)
           ENDPOINT_DISABLE_AFTER    an endpoint failing continuously this long is disabled: 90s, 30m, 12h, 5d (default 5d)
+          STRIPE_CHECKOUT_KEY       web checkout's restricted key (as ingest's): checkouts nobody confirmed within ingest's CHECKOUT_WINDOW_SECONDS, and replaced ones, are cancelled at Stripe every CLOCK_SWEEP_INTERVAL_SECONDS
           CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
           PRUNE_AFTER               prune done events and deliveries this old (30m, 12h, 7d), by one worker at a time (default off)
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
@@ -113,6 +116,7 @@ struct WorkerSettings: Sendable {
         }
         endpointDisableAfterSeconds = disableSeconds
         prune = try PruneService.Config.configured(by: environment)
+        checkout = try CheckoutSettings.configured(by: environment)
         clockSweepInterval = .seconds(try environment.int("CLOCK_SWEEP_INTERVAL_SECONDS", default: 30, range: 1...3_600))
         let accounts = environment.list("STRIPE_ACCOUNTS")
         if let wrong = accounts.first(where: { !$0.hasPrefix("acct_") }) {

@@ -79,6 +79,15 @@ struct RunCommand: AsyncParsableCommand {
             services.append(.init(service: LeaseRescueService(
                 queues: [pools.events.queue, pools.deliveries.queue],
                 lease: MaintenanceLease(client: client, task: "rescue", owner: owner, logger: logger), logger: logger)))
+            if let checkout = settings.checkout {
+                let stripe = StripeCheckoutAPI(
+                    call: ProviderCall(http: http.anyAddress, provider: "Stripe"), apiKey: checkout.apiKey, apiVersion: checkout.apiVersion,
+                    baseURL: checkout.baseURL)
+                services.append(.init(service: CheckoutSweepService(
+                    store: CheckoutStore(client: client, logger: logger), stripe: stripe,
+                    lease: MaintenanceLease(client: client, task: "checkout-sweep", owner: owner, logger: logger),
+                    interval: settings.clockSweepInterval, logger: logger)))
+            }
             if let prune = settings.prune {
                 services.append(.init(service: PruneService(
                     pruner: QueuePruner(client: client, logger: logger),

@@ -110,8 +110,8 @@ struct RecoverySettings: Sendable {
         return Apple(
             keyID: keyID, issuerID: issuerID, privateKey: privateKey, bundleIDs: bundleIDs, verifier: verifier,
             baseURLs: [
-                .production: try baseURL(environment, "APPLE_API_BASE_URL", default: "https://api.storekit.itunes.apple.com"),
-                .sandbox: try baseURL(environment, "APPLE_API_SANDBOX_BASE_URL", default: "https://api.storekit-sandbox.itunes.apple.com"),
+                .production: try ProviderBaseURL.read(environment, "APPLE_API_BASE_URL", default: "https://api.storekit.itunes.apple.com"),
+                .sandbox: try ProviderBaseURL.read(environment, "APPLE_API_SANDBOX_BASE_URL", default: "https://api.storekit-sandbox.itunes.apple.com"),
             ])
     }
 
@@ -122,18 +122,6 @@ struct RecoverySettings: Sendable {
         }
         return Stripe(
             apiKey: key, apiVersion: environment.string("STRIPE_API_VERSION"),
-            baseURL: try baseURL(environment, "STRIPE_API_BASE_URL", default: "https://api.stripe.com"))
-    }
-
-    private static func baseURL(_ environment: EnvironmentValues, _ name: String, default value: String) throws -> String {
-        let url = environment.string(name) ?? value
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-            throw ConfigurationError(variable: name, reason: "must be an absolute http(s) URL")
-        }
-        // The provider's API key travels with every request: in the clear only to this machine.
-        if parsed.scheme == "http", !LoopbackHost.contains(parsed.host ?? "") {
-            throw ConfigurationError(variable: name, reason: "must be https:// (http:// only to localhost, for a local stand-in)")
-        }
-        return url.hasSuffix("/") ? String(url.dropLast()) : url
+            baseURL: try ProviderBaseURL.read(environment, "STRIPE_API_BASE_URL", default: "https://api.stripe.com"))
     }
 }

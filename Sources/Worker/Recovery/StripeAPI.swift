@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Shared
 
 /// The Stripe API calls Sluice makes, with a restricted key and a pinned `Stripe-Version`.
 ///

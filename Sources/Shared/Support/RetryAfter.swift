@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+public import Foundation
 
 /// Reads a `Retry-After` header (RFC 9110): delay-seconds or an HTTP-date.
-enum RetryAfter {
+public enum RetryAfter {
     /// The delay in seconds, between 0 and `maximum`; `nil` when the value is neither form.
-    static func seconds(_ value: String, now: Date = Date(), maximum: Double) -> Double? {
+    public static func seconds(_ value: String, now: Date = Date(), maximum: Double) -> Double? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(text), seconds.isFinite {
             return min(max(seconds, 0), maximum)

@@ -1,36 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
-import AsyncHTTPClient
-import Foundation
-import Logging
-import NIOCore
+public import AsyncHTTPClient
+public import Foundation
+public import Logging
+public import NIOCore
 import NIOHTTP1
 
 /// An answer of a provider API that is not a success, after retries.
-struct ProviderAPIError: Error, CustomStringConvertible {
-    var provider: String
+public struct ProviderAPIError: Error, CustomStringConvertible {
+    public var provider: String
     /// The HTTP status, or `nil` when no answer came (connection error, timeout).
-    var status: Int?
-    var message: String
-    var description: String { "\(provider) API: " + (status.map { "HTTP \($0): " } ?? "") + message }
+    public var status: Int?
+    public var message: String
+    public init(provider: String, status: Int?, message: String) {
+        self.provider = provider
+        self.status = status
+        self.message = message
+    }
+
+    public var description: String { "\(provider) API: " + (status.map { "HTTP \($0): " } ?? "") + message }
 }
 
 /// One call to a provider API, retried as the providers ask: `429` after its `Retry-After`
 /// (seconds, an HTTP date, or Apple's UNIX time in milliseconds) or with backoff, `5xx` and
 /// connection errors with backoff, at most ``maximumAttempts`` times. Other answers are returned
 /// to the caller as they are.
-struct ProviderCall: Sendable {
-    var http: HTTPClient
-    var provider: String
-    var timeout: TimeAmount = .seconds(30)
-    var maximumAttempts = 4
+public struct ProviderCall: Sendable {
+    public var http: HTTPClient
+    public var provider: String
+    public var timeout: TimeAmount = .seconds(30)
+    public var maximumAttempts = 4
     /// The first retry's delay; doubled each time, capped at ``maximumDelay``.
-    var baseDelay: Duration = .milliseconds(500)
-    var maximumDelay: Duration = .seconds(30)
+    public var baseDelay: Duration = .milliseconds(500)
+    public var maximumDelay: Duration = .seconds(30)
     /// Counts every answer that was not a success, by status (`0` for no answer).
-    var onError: @Sendable (Int) -> Void = { _ in }
+    public var onError: @Sendable (Int) -> Void = { _ in }
+
+    public init(
+        http: HTTPClient, provider: String, timeout: TimeAmount = .seconds(30), maximumAttempts: Int = 4,
+        baseDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(30), onError: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.http = http
+        self.provider = provider
+        self.timeout = timeout
+        self.maximumAttempts = maximumAttempts
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.onError = onError
+    }
 
     /// - Returns: the final status and body (at most 16 MiB).
-    func send(_ request: HTTPClientRequest, logger: Logger) async throws -> (status: Int, body: ByteBuffer) {
+    public func send(_ request: HTTPClientRequest, logger: Logger) async throws -> (status: Int, body: ByteBuffer) {
         var attempt = 1
         while true {
             let delay: Duration
@@ -68,7 +87,7 @@ struct ProviderCall: Sendable {
     }
 
     /// A `Retry-After` value: seconds, an HTTP date, or (Apple) a UNIX time in milliseconds.
-    static func retryAfter(_ value: String?, now: Date = Date(), cap: Duration) -> Duration? {
+    public static func retryAfter(_ value: String?, now: Date = Date(), cap: Duration) -> Duration? {
         guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
         let capSeconds = Double(cap.components.seconds)
         if let number = Double(text), number.isFinite {

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import Shared
+import Testing
+import TestSupport
+
+@testable import Ingest
+@testable import Worker
+
+/// Web checkout through the real HTTP API, a Stripe stand-in built from Stripe's documented
+/// requests and answers, signed webhooks and the worker's apply (docs/checkout.md).
+@Suite(.serialized) struct CheckoutTests {
+    static let lifetime = CatalogProduct(
+        id: "pro.lifetime", type: .nonConsumable, stripePrice: "price_life", accessLevels: ["pro"])
+    static let monthly = CatalogProduct(
+        id: "pro.monthly", type: .autoRenewable, stripePrice: "price_month", accessLevels: ["pro"])
+    static let trial = CatalogProduct(
+        id: "pro.monthly.trial", type: .autoRenewable, stripePrice: "price_month", trialDays: 7, accessLevels: ["pro"])
+
+    /// A harness with checkout on against a fresh stand-in and the three products.
+    static func run(ingest: [String: String] = [:], _ body: @Sendable @escaping (SystemHarness, StripeCheckoutStandIn) async throws -> Void) async throws {
+        try await StripeCheckoutStandIn.with { standIn in
+            standIn.addPrice("price_life", amount: 4_999)
+            standIn.addPrice("price_life_2", amount: 5_999)
+            standIn.addPrice("price_month", amount: 999, interval: "month")
+            try await SystemHarness.run(worker: standIn.environment(), ingest: standIn.environment().merging(ingest) { $1 }) { system in
+                let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+                for product in [lifetime, monthly, trial] { _ = try await catalog.add(product) }
+                try await body(system, standIn)
+            }
+        }
+    }
+
+    static func post(_ system: SystemHarness, _ body: [String: Any], client: (any TestClientProtocol)? = nil) async throws -> (HTTPResponse.Status, [String: Any]) {
+        let response = try await (client ?? system.client).execute(
+            uri: "/v1/iap/payment-intents", method: .post,
+            headers: [.contentType: "application/json", HTTPField.Name("X-Sluice-Key")!: TestCredentials.apiKey],
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+        return (response.status, (try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]) ?? [:])
+    }
+
+    static func status(_ system: SystemHarness, _ id: String, wait: Int? = nil) async throws -> [String: Any] {
+        let response = try await system.client.execute(
+            uri: "/v1/iap/transactions/\(id)" + (wait.map { "?wait=\($0)" } ?? ""), method: .get,
+            headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.apiKey])
+        #expect(response.status == .ok, "\(String(buffer: response.body))")
+        return (try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]) ?? [:]
+    }
+
+    @Test func aOneTimeCheckoutEndsSucceededAndAWaitingRequestReturnsOnTheApply() async throws {
+        try await Self.run { system, standIn in
+            let (status, created) = try await Self.post(system, ["user_id": "user_web", "product_id": "pro.lifetime"])
+            #expect(status == .created, "\(created)")
+            #expect(created["kind"] as? String == "payment")
+            #expect(created["status"] as? String == "pending")
+            #expect(created["reused"] as? Bool == false)
+            let id = try #require(created["transaction_id"] as? String)
+            let secret = try #require(created["client_secret"] as? String)
+            let paymentIntent = String(try #require(secret.components(separatedBy: "_secret_").first))
+            let made = try #require(standIn.object(paymentIntent))
+            #expect(made["amount"] as? Int == 4_999)
+            let metadata = try #require(made["metadata"] as? [String: String])
+            #expect(metadata == ["user_id": "user_web", "product_id": "pro.lifetime", "sluice_transaction_id": id])
+            #expect(standIn.made.customers == 1)
+            #expect(try await Self.status(system, id)["status"] as? String == "pending")
+
+            // The app waits; the payment sheet confirms; Stripe's webhook arrives and is applied.
+            async let waited = Self.status(system, id, wait: 20)
+            try await Task.sleep(for: .milliseconds(300))
+            try await system.stripe("payment_intent.succeeded", standIn.confirm(paymentIntent))
+            try await system.drain()
+            let answer = try await waited
+            #expect(answer["status"] as? String == "succeeded")
+            let entitlements = try #require(answer["entitlements"] as? [[String: Any]])
+            #expect(entitlements.count == 1)
+            #expect(entitlements.first?["product_id"] as? String == "pro.lifetime")
+            #expect(entitlements.first?["is_active"] as? Bool == true)
+            #expect(try await system.outcomes().contains("applied"))
+
+            // Paid: the next checkout of the same product is a new one, not this one again.
+            let (_, again) = try await Self.post(system, ["user_id": "user_web", "product_id": "pro.lifetime"])
+            #expect(again["transaction_id"] as? String != id)
+            #expect(standIn.made.customers == 1, "the user's customer is reused")
+        }
+    }
+
+    @Test func twentyConcurrentRequestsThroughTwoIngestsMakeOnePaymentIntent() async throws {
+        try await Self.run { system, standIn in
+            standIn.setDelay(.milliseconds(200))
+            let environment = TestCredentials.ingestEnvironment(databaseURL: system.db.url.urlString).merging(standIn.environment()) { $1 }
+            let second = try buildApplication(settings: try IngestSettings(environment: EnvironmentValues(environment)), logger: TestDatabase.logger)
+            try await second.test(.router) { secondClient in
+                let answers = try await withThrowingTaskGroup(of: (id: String?, secret: String?, reused: Bool?).self) { group in
+                    for n in 0..<20 {
+                        group.addTask {
+                            let (status, body) = try await Self.post(system, ["user_id": "user_twenty", "product_id": "pro.lifetime"], client: n % 2 == 0 ? nil : secondClient)
+                            #expect(status == .created || status == .ok, "\(body)")
+                            return (body["transaction_id"] as? String, body["client_secret"] as? String, body["reused"] as? Bool)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(answers.count == 20)
+                #expect(Set(answers.compactMap(\.id)).count == 1)
+                #expect(Set(answers.compactMap(\.secret)).count == 1)
+                #expect(answers.filter { $0.reused == false }.count == 1)
+                #expect(standIn.made.paymentIntents == 1)
+                #expect(standIn.made.customers == 1)
+            }
+        }
+    }
+
+    @Test func aChangedPriceFailsTheOldCheckoutAndProcessingFreesTheSlot() async throws {
+        try await Self.run { system, standIn in
+            let (_, first) = try await Self.post(system, ["user_id": "user_price", "product_id": "pro.lifetime"])
+            let (reusedStatus, reused) = try await Self.post(system, ["user_id": "user_price", "product_id": "pro.lifetime"])
+            #expect(reusedStatus == .ok)
+            #expect(reused["reused"] as? Bool == true)
+            #expect(reused["client_secret"] as? String == first["client_secret"] as? String)
+
+            _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).update(
+                "pro.lifetime", .init(stripePrice: .some("price_life_2")))
+            let (changedStatus, changed) = try await Self.post(system, ["user_id": "user_price", "product_id": "pro.lifetime"])
+            #expect(changedStatus == .created)
+            #expect(changed["transaction_id"] as? String != first["transaction_id"] as? String)
+            #expect(try await Self.status(system, try #require(first["transaction_id"] as? String))["status"] as? String == "failed")
+            #expect(standIn.made.paymentIntents == 2)
+
+            // Processing: the user may try again with another method.
+            let secret = try #require(changed["client_secret"] as? String)
+            let paymentIntent = String(try #require(secret.components(separatedBy: "_secret_").first))
+            var processing = try #require(standIn.object(paymentIntent)) as [String: Any]
+            processing["status"] = "processing"
+            try await system.stripe("payment_intent.processing", processing)
+            try await system.drain()
+            #expect(try await Self.status(system, try #require(changed["transaction_id"] as? String))["status"] as? String == "processing")
+            let (_, third) = try await Self.post(system, ["user_id": "user_price", "product_id": "pro.lifetime"])
+            #expect(third["reused"] as? Bool == false)
+            #expect(standIn.made.paymentIntents == 3)
+
+            // The sweep cancels the replaced checkout at Stripe, and leaves the processing one alone.
+            let sweep = CheckoutSweepService(
+                store: CheckoutStore(client: system.db.client, logger: TestDatabase.logger), stripe: Self.stripe(standIn),
+                lease: MaintenanceLease(client: system.db.client, task: "checkout-sweep", owner: "test", logger: TestDatabase.logger),
+                interval: .seconds(60), logger: TestDatabase.logger)
+            let swept = try #require(try await sweep.runOnce())
+            #expect(swept.cancelled == 1)
+            let firstIntent = String(try #require((first["client_secret"] as? String)?.components(separatedBy: "_secret_").first))
+            #expect(standIn.object(firstIntent)?["status"] as? String == "canceled")
+            #expect(standIn.object(paymentIntent)?["status"] as? String == "requires_payment_method", "the processing payment was not cancelled")
+        }
+    }
+
+    @Test func aRetryAfterStripeAnsweredTooLateMakesNoSecondObject() async throws {
+        try await Self.run(ingest: ["CHECKOUT_TIMEOUT_SECONDS": "1"]) { system, standIn in
+            standIn.setDelay(.milliseconds(1_500))
+            let (late, refused) = try await Self.post(system, ["user_id": "user_retry", "product_id": "pro.lifetime"])
+            #expect(late == .serviceUnavailable, "\(refused)")
+            #expect((refused["error"] as? [String: Any])?["code"] as? String == "stripe_unavailable")
+            standIn.setDelay(nil)
+            try await Task.sleep(for: .milliseconds(1_200))
+            let (status, retried) = try await Self.post(system, ["user_id": "user_retry", "product_id": "pro.lifetime"])
+            #expect(status == .created, "\(retried)")
+            #expect(standIn.made.paymentIntents == 1, "the retry's Idempotency-Key replayed Stripe's first PaymentIntent")
+        }
+    }
+
+    @Test func aHungStripeCosts503WhileWebhooksAreStillAcknowledged() async throws {
+        try await Self.run(ingest: ["CHECKOUT_TIMEOUT_SECONDS": "1"]) { system, standIn in
+            standIn.setDelay(.seconds(30))
+            async let hung = Self.post(system, ["user_id": "user_hang", "product_id": "pro.lifetime"]).0
+            try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_meanwhile", user: "user_other"))
+            #expect(try await hung == .serviceUnavailable)
+        }
+    }
+
+    @Test func anUnconfirmedCheckoutIsCancelledAndFailedAfterItsWindow() async throws {
+        try await Self.run(ingest: ["CHECKOUT_WINDOW_SECONDS": "1"]) { system, standIn in
+            let (_, created) = try await Self.post(system, ["user_id": "user_window", "product_id": "pro.monthly"])
+            #expect(created["kind"] as? String == "subscription")
+            #expect((created["client_secret"] as? String)?.hasPrefix("pi_for_in_") == true, "basil: latest_invoice.confirmation_secret")
+            let subscription = try #require(standIn.bodies.last { $0.contains("payment_behavior=default_incomplete") })
+            #expect(subscription.contains("expand[]=latest_invoice.confirmation_secret"))
+            try await Task.sleep(for: .milliseconds(1_100))
+            let sweep = CheckoutSweepService(
+                store: CheckoutStore(client: system.db.client, logger: TestDatabase.logger), stripe: Self.stripe(standIn),
+                lease: MaintenanceLease(client: system.db.client, task: "checkout-sweep", owner: "test", logger: TestDatabase.logger),
+                interval: .seconds(60), logger: TestDatabase.logger)
+            #expect(try await sweep.runOnce()?.cancelled == 1)
+            let id = try #require(created["transaction_id"] as? String)
+            #expect(try await Self.status(system, id)["status"] as? String == "failed")
+            #expect(standIn.made.subscriptions == 1)
+            let stored = try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: try #require(UUID(uuidString: id)))
+            #expect(standIn.object(try #require(stored?.row.objects.subscription))?["status"] as? String == "canceled")
+        }
+    }
+
+    @Test func trialAndHostedCheckoutsAnswerWhatTheAppOpens() async throws {
+        try await Self.run { system, standIn in
+            let (_, trial) = try await Self.post(system, ["user_id": "user_trial", "product_id": "pro.monthly.trial"])
+            #expect(trial["kind"] as? String == "trial")
+            #expect((trial["client_secret"] as? String)?.hasPrefix("seti_") == true)
+            #expect(standIn.bodies.contains { $0.contains("trial_period_days=7") && $0.contains("expand[]=pending_setup_intent") })
+
+            let (missing, refused) = try await Self.post(system, ["user_id": "user_hosted", "product_id": "pro.lifetime", "mode": "hosted"])
+            #expect(missing == .badRequest, "\(refused)")
+            let (status, hosted) = try await Self.post(system, [
+                "user_id": "user_hosted", "product_id": "pro.lifetime", "mode": "hosted", "success_url": "https://app.example/done",
+            ])
+            #expect(status == .created, "\(hosted)")
+            #expect((hosted["checkout_url"] as? String)?.hasPrefix("https://checkout.stripe.com/") == true)
+            #expect(standIn.bodies.contains { $0.contains("payment_intent_data[metadata][user_id]=user_hosted") && $0.contains("client_reference_id=user_hosted") })
+
+            let (unknown, _) = try await Self.post(system, ["user_id": "user_hosted", "product_id": "nope"])
+            #expect(unknown == .notFound)
+        }
+    }
+
+    static func stripe(_ standIn: StripeCheckoutStandIn) -> StripeCheckoutAPI {
+        StripeCheckoutAPI(
+            call: ProviderCall(http: .shared, provider: "Stripe", maximumAttempts: 1), apiKey: StripeCheckoutStandIn.apiKey, apiVersion: nil,
+            baseURL: standIn.baseURL)
+    }
+}
