@@ -118,7 +118,10 @@ func buildRouter(
         tokens: tokens, apiKeys: apiKeys, database: database)
         .addRoutes(to: router)
 
-    checkoutController(settings: settings, client: client, apiKeys: apiKeys, database: database, changes: changes, logger: logger)
+    let checkout = checkoutController(settings: settings, client: client, apiKeys: apiKeys, database: database, changes: changes, logger: logger)
+    checkout.addRoutes(to: router)
+    ProductsController<IngestContext>(
+        catalog: CatalogStore(client: client, logger: logger), prices: checkout.maker?.prices, apiKeys: apiKeys, database: database)
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)
@@ -129,7 +132,8 @@ func buildRouter(
         allowed: .post)
     router.answerMethodNotAllowed(
         on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath,
-             ReadController<IngestContext>.accessPath, CheckoutController<IngestContext>.statusPath],
+             ReadController<IngestContext>.accessPath, CheckoutController<IngestContext>.statusPath,
+             ProductsController<IngestContext>.path],
         allowed: .get)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if let roots = settings.appleRoots {

@@ -18,11 +18,12 @@ struct CheckoutDecisionTests {
     }
 
     static func open(
-        terms: String = "t1", age: TimeInterval = 60, claimedFor: TimeInterval? = nil, answered: Bool = true, status: CheckoutStatus = .pending
+        terms: String = "t1", age: TimeInterval = 60, claimedFor: TimeInterval? = nil, answered: Bool = true, status: CheckoutStatus = .pending,
+        expiresIn: TimeInterval = 86_400
     ) -> CheckoutSlot.Open {
         CheckoutSlot.Open(
             terms: terms, createdAt: now.addingTimeInterval(-age), claimedUntil: claimedFor.map { now.addingTimeInterval($0) }, answered: answered,
-            status: status)
+            status: status, expiresAt: now.addingTimeInterval(expiresIn))
     }
 
     @Test(arguments: [
@@ -33,6 +34,8 @@ struct CheckoutDecisionTests {
         SlotCase(name: "its maker gave up and the price changed: replace it", open: open(terms: "t0", claimedFor: -1, answered: false), expected: .supersede),
         SlotCase(name: "another price or trial: replace it", open: open(terms: "t0"), expected: .supersede),
         SlotCase(name: "older than the reuse window: replace it", open: open(age: hour), expected: .supersede),
+        SlotCase(name: "within 5 minutes of its window's end: replace it", open: open(expiresIn: 200), expected: .supersede),
+        SlotCase(name: "past its window, not swept yet: replace it", open: open(expiresIn: -10), expected: .supersede),
         SlotCase(name: "processing: a new one beside it", open: open(status: .processing), expected: .release),
         SlotCase(name: "paid: a new one beside it", open: open(status: .succeeded), expected: .release),
         SlotCase(name: "failed: a new one beside it", open: open(status: .failed), expected: .release),
@@ -43,6 +46,7 @@ struct CheckoutDecisionTests {
 
     struct StatusCase: Sendable, CustomTestStringConvertible {
         var name: String
+        var kind = CheckoutKind.payment
         var state: CheckoutRowState
         var answered = true
         var transaction: TransactionStatus?
@@ -58,14 +62,16 @@ struct CheckoutDecisionTests {
         StatusCase(name: "paid", state: .open, transaction: .succeeded, expected: .succeeded),
         StatusCase(name: "paid on a replaced checkout still succeeded", state: .superseded, transaction: .succeeded, expected: .succeeded),
         StatusCase(name: "refunded", state: .open, transaction: .refunded, expected: .refunded),
-        StatusCase(name: "a trial set up: its entitlement is live", state: .open, live: true, expected: .succeeded),
+        StatusCase(name: "a subscription live before its invoice event", kind: .subscription, state: .open, live: true, expected: .succeeded),
+        StatusCase(name: "a trial is trialing before any card: still pending", kind: .trial, state: .open, live: true, expected: .pending),
+        StatusCase(name: "a trial whose SetupIntent succeeded", kind: .trial, state: .open, transaction: .succeeded, live: true, expected: .succeeded),
         StatusCase(name: "replaced", state: .superseded, expected: .failed),
         StatusCase(name: "expired", state: .expired, expected: .failed),
         StatusCase(name: "Stripe refused to make it", state: .released, answered: false, expected: .failed),
         StatusCase(name: "payment failed", state: .open, transaction: .failed, expected: .failed),
     ])
     func status(_ c: StatusCase) {
-        #expect(CheckoutStatus.of(row: c.state, answered: c.answered, transaction: c.transaction, entitlementIsLive: c.live) == c.expected)
+        #expect(CheckoutStatus.of(kind: c.kind, row: c.state, answered: c.answered, transaction: c.transaction, entitlementIsLive: c.live) == c.expected)
     }
 
     @Test func onlyPendingAndProcessingAreWaitedOn() {
@@ -94,6 +100,14 @@ struct CheckoutDecisionTests {
         #expect(base.text != CheckoutTerms(kind: .subscription, price: cheaper).text)
         #expect(base.text != CheckoutTerms(kind: .trial, price: price, trialDays: 7).text)
         #expect(CheckoutTerms(kind: .trial, price: price, trialDays: 7).text != CheckoutTerms(kind: .trial, price: price, trialDays: 14).text)
+    }
+
+    @Test(arguments: [
+        ("incomplete", false, true), ("trialing", true, true), ("trialing", false, false), ("active", false, false),
+        ("past_due", false, false), ("canceled", false, false), ("incomplete_expired", false, false),
+    ])
+    func onlyAnUnconfirmedSubscriptionIsCancelled(_ status: String, _ pendingSetupIntent: Bool, _ expected: Bool) {
+        #expect(StripeCheckoutAPI.isUnconfirmed(status: status, pendingSetupIntent: pendingSetupIntent) == expected)
     }
 
     @Test func aRefusalIsAnOutageOnlyWhenRetryingMayHelp() {

@@ -19,6 +19,7 @@ struct SQLBindParameterAuditTests {
         "Self.columns": "EndpointStore's constant column list",
         "name.runnableCondition": "a constant condition fixed in QueueName's static values",
         "TransactionColumns.list": "a constant column list",
+        "CheckoutRow.columns": "CheckoutRow's constant column list",
         "keepKeys": "QueuePruner's constant CTE that keeps a pruned event's key, or nothing",
     ]
 

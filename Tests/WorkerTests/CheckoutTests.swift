@@ -165,7 +165,7 @@ import TestSupport
             #expect(late == .serviceUnavailable, "\(refused)")
             #expect((refused["error"] as? [String: Any])?["code"] as? String == "stripe_unavailable")
             standIn.setDelay(nil)
-            try await Task.sleep(for: .milliseconds(1_200))
+            // The timed-out request gave its claim back: the retry repeats the calls at once.
             let (status, retried) = try await Self.post(system, ["user_id": "user_retry", "product_id": "pro.lifetime"])
             #expect(status == .created, "\(retried)")
             #expect(standIn.made.paymentIntents == 1, "the retry's Idempotency-Key replayed Stripe's first PaymentIntent")
@@ -188,15 +188,21 @@ import TestSupport
             #expect((created["client_secret"] as? String)?.hasPrefix("pi_for_in_") == true, "basil: latest_invoice.confirmation_secret")
             let subscription = try #require(standIn.bodies.last { $0.contains("payment_behavior=default_incomplete") })
             #expect(subscription.contains("expand[]=latest_invoice.confirmation_secret"))
+            // Another user's subscription, paid at Stripe while its events are still on their way.
+            let (_, other) = try await Self.post(system, ["user_id": "user_window_paid", "product_id": "pro.monthly"])
+            let otherID = try #require(UUID(uuidString: other["transaction_id"] as? String ?? ""))
+            let paid = try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: otherID)
+            standIn.setStatus(try #require(paid?.row.objects.subscription), "active")
             try await Task.sleep(for: .milliseconds(1_100))
             let sweep = CheckoutSweepService(
                 store: CheckoutStore(client: system.db.client, logger: TestDatabase.logger), stripe: Self.stripe(standIn),
                 lease: MaintenanceLease(client: system.db.client, task: "checkout-sweep", owner: "test", logger: TestDatabase.logger),
                 interval: .seconds(60), logger: TestDatabase.logger)
-            #expect(try await sweep.runOnce()?.cancelled == 1)
+            #expect(try await sweep.runOnce() ?? (0, 0) == (1, 1), "one cancelled; the paid one released")
+            #expect(standIn.object(try #require(paid?.row.objects.subscription))?["status"] as? String == "active", "a paid subscription is never cancelled")
             let id = try #require(created["transaction_id"] as? String)
             #expect(try await Self.status(system, id)["status"] as? String == "failed")
-            #expect(standIn.made.subscriptions == 1)
+            #expect(standIn.made.subscriptions == 2)
             let stored = try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: try #require(UUID(uuidString: id)))
             #expect(standIn.object(try #require(stored?.row.objects.subscription))?["status"] as? String == "canceled")
         }
@@ -209,6 +215,23 @@ import TestSupport
             #expect((trial["client_secret"] as? String)?.hasPrefix("seti_") == true)
             #expect(standIn.bodies.contains { $0.contains("trial_period_days=7") && $0.contains("expand[]=pending_setup_intent") })
 
+            // Stripe makes the trial `trialing` at once; it has succeeded only once the card is saved.
+            let trialID = try #require(trial["transaction_id"] as? String)
+            let trialUUID = try #require(UUID(uuidString: trialID))
+            let stored = try #require(try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: trialUUID))
+            let subscriptionID = try #require(stored.row.objects.subscription)
+            var created = try #require(standIn.object(subscriptionID)) as [String: Any]
+            created["pending_setup_intent"] = (created["pending_setup_intent"] as? [String: any Sendable])?["id"]
+            created["latest_invoice"] = (created["latest_invoice"] as? [String: any Sendable])?["id"] ?? created["latest_invoice"]
+            try await system.stripe("customer.subscription.created", created, apiVersion: "2025-03-31.basil")
+            try await system.drain()
+            #expect(try await Self.status(system, trialID)["status"] as? String == "pending")
+            try await system.stripe("setup_intent.succeeded", standIn.confirmSetup(of: subscriptionID), apiVersion: "2025-03-31.basil")
+            try await system.drain()
+            let setUp = try await Self.status(system, trialID)
+            #expect(setUp["status"] as? String == "succeeded", "\(setUp)")
+            #expect((setUp["entitlements"] as? [[String: Any]])?.first?["status"] as? String == "trialing")
+
             let (missing, refused) = try await Self.post(system, ["user_id": "user_hosted", "product_id": "pro.lifetime", "mode": "hosted"])
             #expect(missing == .badRequest, "\(refused)")
             let (status, hosted) = try await Self.post(system, [
@@ -220,6 +243,42 @@ import TestSupport
 
             let (unknown, _) = try await Self.post(system, ["user_id": "user_hosted", "product_id": "nope"])
             #expect(unknown == .notFound)
+        }
+    }
+
+    @Test func aClientKeyMayNotChooseATrialEndNorReadAnotherUsersCheckout() async throws {
+        try await Self.run(ingest: ["CHECKOUT_CLIENT_KEYS": "true"]) { system, standIn in
+            func send(_ method: HTTPRequest.Method, _ uri: String, _ body: [String: Any]? = nil) async throws -> HTTPResponse.Status {
+                try await system.client.execute(
+                    uri: uri, method: method,
+                    headers: [.contentType: "application/json", HTTPField.Name("X-Sluice-Key")!: TestCredentials.clientAPIKey],
+                    body: body.map { ByteBuffer(data: try! JSONSerialization.data(withJSONObject: $0)) }).status
+            }
+            #expect(try await send(.post, "/v1/iap/payment-intents", [
+                "user_id": "user_app", "product_id": "pro.monthly", "trial_end": "2030-01-01T00:00:00Z"]) == .forbidden)
+            let (_, made) = try await Self.post(system, ["user_id": "user_app", "product_id": "pro.lifetime"])
+            let id = try #require(made["transaction_id"] as? String)
+            #expect(try await send(.get, "/v1/iap/transactions/\(id)") == .badRequest)
+            #expect(try await send(.get, "/v1/iap/transactions/\(id)?user_id=someone_else") == .notFound)
+            #expect(try await send(.get, "/v1/iap/transactions/\(id)?user_id=user_app") == .ok)
+            #expect(try await send(.post, "/v1/iap/payment-intents", ["user_id": "user_app", "product_id": "pro.lifetime"]) == .ok)
+        }
+    }
+
+    @Test func thePaywallListsWhatIsOnSaleWithStripesPrices() async throws {
+        try await Self.run { system, standIn in
+            _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).archive("pro.monthly.trial")
+            let response = try await system.client.execute(
+                uri: "/v1/iap/products", method: .get, headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.clientAPIKey])
+            #expect(response.status == .ok)
+            let products = try #require((try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["products"] as? [[String: Any]])
+            #expect(products.compactMap { $0["id"] as? String } == ["pro.lifetime", "pro.monthly"])
+            let monthly = try #require(products.last)
+            #expect(monthly["access_levels"] as? [String] == ["pro"])
+            let price = try #require(monthly["price"] as? [String: Any])
+            #expect(price["amount"] as? Int == 999)
+            #expect(price["currency"] as? String == "eur")
+            #expect(price["interval"] as? String == "month")
         }
     }
 

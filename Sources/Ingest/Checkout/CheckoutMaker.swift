@@ -41,7 +41,7 @@ struct CheckoutMaker: Sendable {
     let logger: Logger
 
     /// How long a request waits between looks at a checkout another request is making.
-    static let waitStep = Duration.milliseconds(25)
+    static let waitStep = Duration.milliseconds(100)
 
     func make(_ ask: Ask) async throws -> Made {
         guard let product = try await catalog.product(ask.productID), product.archivedAt == nil else {
@@ -72,14 +72,20 @@ struct CheckoutMaker: Sendable {
         let recurring = price.interval != nil
         let trialDays = recurring && ask.trial != false && ask.trialEnd == nil ? product.trialDays : nil
         let trialEnd = recurring && ask.trial != false ? ask.trialEnd : nil
+        if let trialEnd {
+            // Stripe: at most 730 days ahead; a Checkout Session's at least 48 hours.
+            let ahead = trialEnd.timeIntervalSinceNow
+            guard ahead <= 730 * 86_400, !ask.hosted || ahead >= 48 * 3_600 else {
+                throw APIError(.badRequest, code: "malformed", message: "trial_end must be at most 730 days ahead (and, hosted, at least 48 hours)")
+            }
+        }
         let kind: CheckoutKind = ask.hosted ? .hosted : !recurring ? .payment : (trialDays ?? 0) > 0 || trialEnd != nil ? .trial : .subscription
         let terms = CheckoutTerms(
             kind: kind, price: price, trialDays: trialDays, trialEnd: trialEnd, successURL: ask.successURL, cancelURL: ask.cancelURL)
         // Stripe keeps a hosted page open for 30 minutes to 24 hours.
         let window = kind == .hosted ? min(max(settings.window, 31 * 60), 24 * 3_600) : settings.window
         let request = CheckoutStore.Request(
-            userID: ask.userID, productID: product.id, environment: stripe.environment, kind: kind, terms: terms.text,
-            expiresAt: Date().addingTimeInterval(window))
+            userID: ask.userID, productID: product.id, environment: stripe.environment, kind: kind, terms: terms.text, window: window)
         let claimFor = Double(settings.timeout.components.seconds) + Double(settings.timeout.components.attoseconds) / 1e18
         while true {
             switch try await store.claim(request, claimFor: claimFor, reuseWindow: settings.reuseWindow) {
@@ -122,11 +128,18 @@ struct CheckoutMaker: Sendable {
             answered.objects = objects
             answered.claimedUntil = nil
             return answered
-        } catch let refusal as StripeRefusal where !refusal.isOutage {
+        } catch let refusal as StripeRefusal where refusal.isOutage {
+            // Not refused, not answered: the next request may repeat the calls at once.
+            try? await store.unclaim(row.id)
+            throw refusal
+        } catch is CancellationError {
+            try? await store.unclaim(row.id)
+            throw CancellationError()
+        } catch let refusal as StripeRefusal {
             // Stripe said no (a parameter, the key's permissions): nothing to wait for, the slot is free.
             try? await store.abandon(row.id)
             logger.warning("Stripe refused a checkout", metadata: ["checkout": "\(row.id)", "refusal": "\(refusal)"])
-            throw APIError(.badGateway, code: "stripe_refused", message: "Stripe refused the checkout: \(refusal.message)")
+            throw APIError(.badGateway, code: "stripe_refused", message: "Stripe refused the checkout: \(Self.withoutKeys(refusal.message))")
         }
     }
 
@@ -139,6 +152,11 @@ struct CheckoutMaker: Sendable {
         let made = try await stripe.createCustomer(
             userID: userID, idempotencyKey: "sluice-customer-\(environment.rawValue)-\(digest)", logger: logger)
         return try await store.saveCustomer(made, of: userID, in: environment)
+    }
+
+    /// Stripe's message with anything that looks like an API key (`sk_live_…`, `rk_test_…`) taken out.
+    static func withoutKeys(_ message: String) -> String {
+        message.replacing(/(sk|rk|pk)_(live|test)_[A-Za-z0-9*]+/, with: "[key]")
     }
 
     static func unavailable(_ message: String) -> APIError {

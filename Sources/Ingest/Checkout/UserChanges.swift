@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Without LISTEN (a transaction-mode pooler, a lost connection) waiters still look every
 /// ``pollInterval``; a (re)connected listener wakes every waiter once, for what it may have missed.
-final class UserChanges: Service, Sendable {
+final class UserChanges: Service, CustomStringConvertible, Sendable {
     static let channel = "sluice_user_changed"
     /// How often a waiter looks again without a notification.
     static let pollInterval = Duration.seconds(1)
@@ -20,6 +20,8 @@ final class UserChanges: Service, Sendable {
     private let client: PostgresClient
     private let logger: Logger
     private let waiters = Mutex<(next: UInt64, byUser: [String: [UInt64: AsyncStream<Void>.Continuation]])>((0, [:]))
+
+    var description: String { "UserChanges" }
 
     init(client: PostgresClient, logger: Logger) {
         self.client = client

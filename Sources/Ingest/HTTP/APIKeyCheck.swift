@@ -48,8 +48,11 @@ struct APIKeyCheck: Sendable {
     }
 
     /// The StoreKit sync: a server or a client key, within the rate limits.
-    func requireAny(_ request: Request, from remoteAddress: SocketAddress? = nil) throws {
-        _ = try role(request, from: remoteAddress)
+    ///
+    /// - Returns: which kind of key it was.
+    @discardableResult
+    func requireAny(_ request: Request, from remoteAddress: SocketAddress? = nil) throws -> Role {
+        try role(request, from: remoteAddress)
     }
 
     private func role(_ request: Request, from remoteAddress: SocketAddress?) throws -> Role {

@@ -59,16 +59,17 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
         var entitlements: [EntitlementBody]?
     }
 
-    private func authorize(_ request: Request, _ context: Context) throws {
-        if allowsClientKeys {
-            try apiKeys.requireAny(request, from: context.remoteAddress)
-        } else {
+    /// A server key; a client key too with `CHECKOUT_CLIENT_KEYS=true`.
+    private func authorize(_ request: Request, _ context: Context) throws -> APIKeyCheck.Role {
+        guard allowsClientKeys else {
             try apiKeys.requireServer(request, from: context.remoteAddress)
+            return .server
         }
+        return try apiKeys.requireAny(request, from: context.remoteAddress)
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
-        try authorize(request, context)
+        let role = try authorize(request, context)
         guard let maker else { throw Self.notConfigured }
         let buffer = try await request.body.collect(upTo: 16_384)
         let body: Body
@@ -78,6 +79,10 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
             throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"user_id\": …, \"product_id\": …}")
         }
         let ask = try Self.ask(body)
+        if role == .client, ask.trialEnd != nil {
+            // A trial's end is the app's server's to choose (carried over from the App Store), not an app's.
+            throw APIError(.forbidden, code: "forbidden", message: "trial_end takes a server key")
+        }
         do {
             let made = try await maker.make(ask)
             context.logger.info("checkout \(made.reused ? "reused" : "created")", metadata: [
@@ -131,7 +136,7 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     @Sendable func status(_ request: Request, context: Context) async throws -> Response {
-        try authorize(request, context)
+        let role = try authorize(request, context)
         guard let segment = context.parameters.get("id"), let id = UUID(uuidString: segment) else {
             throw APIError(.notFound, code: "not_found", message: "no transaction with this id")
         }
@@ -143,9 +148,19 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
             }
             wait = seconds
         }
+        // An app (client key) reads only its own user's checkout, as it names the user in the request.
+        var owner: String?
+        if role == .client {
+            guard let user = query["user_id"].map(String.init) else {
+                throw APIError(.badRequest, code: "malformed", message: "with a client key, user_id is required")
+            }
+            owner = user
+        }
         let store = self.store
         let database = self.database
-        let read: @Sendable () async throws -> CheckoutStore.Outcome? = { try await database.run { try await store.outcome(of: id) } }
+        let read: @Sendable () async throws -> CheckoutStore.Outcome? = { [owner] in
+            try await database.run { try await store.outcome(of: id, userID: owner) }
+        }
         guard var outcome = try await read() else { throw APIError(.notFound, code: "not_found", message: "no transaction with this id") }
         if wait > 0, outcome.status.isUnsettled, let changes {
             let settled = try await changes.wait(for: outcome.row.userID, timeout: .seconds(wait)) { () -> CheckoutStore.Outcome? in

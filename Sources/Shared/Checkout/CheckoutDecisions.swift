@@ -23,14 +23,15 @@ public enum CheckoutStatus: String, Sendable, Codable, CaseIterable {
     /// The status from what the worker applied and from the row's own lifecycle.
     ///
     /// What the proven Stripe events say comes first: a payment confirmed on an old, replaced
-    /// checkout still succeeded. A live entitlement with no transaction yet is a trial set up (or a
-    /// subscription whose invoice event is still on its way). Otherwise a replaced, expired or
-    /// abandoned checkout has failed, and any other is pending.
+    /// checkout still succeeded. A live entitlement with no transaction yet is a subscription
+    /// whose invoice event is still on its way — but not a trial's: Stripe makes a trial
+    /// `trialing` before any card is saved, so a trial has succeeded only when its SetupIntent did.
+    /// Otherwise a replaced, expired or abandoned checkout has failed, and any other is pending.
     public static func of(
-        row state: CheckoutRowState, answered: Bool, transaction: TransactionStatus?, entitlementIsLive: Bool
+        kind: CheckoutKind, row state: CheckoutRowState, answered: Bool, transaction: TransactionStatus?, entitlementIsLive: Bool
     ) -> CheckoutStatus {
         if let transaction, transaction != .pending { return CheckoutStatus(rawValue: transaction.rawValue) ?? .pending }
-        if entitlementIsLive { return .succeeded }
+        if entitlementIsLive, kind != .trial { return .succeeded }
         switch state {
         case .superseded, .expired: return .failed
         case .released: return answered ? .pending : .failed
@@ -64,10 +65,13 @@ public enum CheckoutSlot {
         /// Whether its Stripe objects are made and stored (its answer is known).
         public var answered: Bool
         public var status: CheckoutStatus
+        /// When the worker cancels it if unconfirmed.
+        public var expiresAt: Date
 
-        public init(terms: String, createdAt: Date, claimedUntil: Date?, answered: Bool, status: CheckoutStatus) {
+        public init(terms: String, createdAt: Date, claimedUntil: Date?, answered: Bool, status: CheckoutStatus, expiresAt: Date) {
             self.terms = terms
             self.createdAt = createdAt
+            self.expiresAt = expiresAt
             self.claimedUntil = claimedUntil
             self.answered = answered
             self.status = status
@@ -91,6 +95,10 @@ public enum CheckoutSlot {
         case supersede
     }
 
+    /// A checkout this close to its window's end is not handed out again: the app would confirm a
+    /// page or payment the worker is about to cancel.
+    public static let closeToExpiry: TimeInterval = 300
+
     public static func decide(open: Open?, terms: String, now: Date, reuseWindow: TimeInterval) -> Action {
         guard let open else { return .create }
         guard open.answered else {
@@ -98,7 +106,9 @@ public enum CheckoutSlot {
             return open.terms == terms ? .takeOver : .supersede
         }
         if open.status != .pending { return .release }
-        if open.terms != terms || now.timeIntervalSince(open.createdAt) >= reuseWindow { return .supersede }
+        if open.terms != terms || now.timeIntervalSince(open.createdAt) >= reuseWindow || open.expiresAt.timeIntervalSince(now) < closeToExpiry {
+            return .supersede
+        }
         return .reuse
     }
 }

@@ -21,16 +21,16 @@ public struct CheckoutStore: Sendable {
         public var environment: PurchaseEnvironment
         public var kind: CheckoutKind
         public var terms: String
-        /// When the worker cancels it if nobody confirmed it.
-        public var expiresAt: Date
+        /// How long after it is made the worker cancels it if nobody confirmed it.
+        public var window: TimeInterval
 
-        public init(userID: String, productID: String, environment: PurchaseEnvironment, kind: CheckoutKind, terms: String, expiresAt: Date) {
+        public init(userID: String, productID: String, environment: PurchaseEnvironment, kind: CheckoutKind, terms: String, window: TimeInterval) {
             self.userID = userID
             self.productID = productID
             self.environment = environment
             self.kind = kind
             self.terms = terms
-            self.expiresAt = expiresAt
+            self.window = window
         }
     }
 
@@ -58,8 +58,12 @@ public struct CheckoutStore: Sendable {
     /// - Parameters:
     ///   - claimFor: how long this request may take to make the objects before another takes over.
     ///   - reuseWindow: how long a pending checkout is answered again.
-    public func claim(_ request: Request, claimFor: TimeInterval, reuseWindow: TimeInterval, now: Date = Date()) async throws -> Claim {
+    ///
+    /// Times are the database's (`now()`), so ingest processes whose clocks differ agree on claims.
+    public func claim(_ request: Request, claimFor: TimeInterval, reuseWindow: TimeInterval) async throws -> Claim {
         try await client.withTransaction(logger: logger) { connection in
+            var now = Date()
+            for try await time in try await connection.query("SELECT now()", logger: logger).decode(Date.self) { now = time }
             let open = try await CheckoutRow.decode(connection.query(
                 """
                 SELECT \(unescaped: CheckoutRow.columns) FROM checkouts
@@ -71,7 +75,9 @@ public struct CheckoutStore: Sendable {
             if let open { status = try await self.outcome(of: open, on: connection).status }
             let action = CheckoutSlot.decide(
                 open: open.map {
-                    CheckoutSlot.Open(terms: $0.terms, createdAt: $0.createdAt, claimedUntil: $0.claimedUntil, answered: $0.answered, status: status ?? .pending)
+                    CheckoutSlot.Open(
+                        terms: $0.terms, createdAt: $0.createdAt, claimedUntil: $0.claimedUntil, answered: $0.answered, status: status ?? .pending,
+                        expiresAt: $0.expiresAt)
                 },
                 terms: request.terms, now: now, reuseWindow: reuseWindow)
             switch action {
@@ -103,7 +109,7 @@ public struct CheckoutStore: Sendable {
             """
             INSERT INTO checkouts (id, user_id, product_id, environment, kind, terms, claimed_until, expires_at)
             VALUES (\(UUID()), \(request.userID), \(request.productID), \(request.environment.rawValue), \(request.kind.rawValue), \(request.terms),
-                \(claimedUntil), \(request.expiresAt))
+                \(claimedUntil), now() + make_interval(secs => \(request.window)))
             ON CONFLICT (user_id, product_id, environment) WHERE state = 'open' DO NOTHING
             RETURNING \(unescaped: CheckoutRow.columns)
             """, logger: logger)
@@ -111,14 +117,26 @@ public struct CheckoutStore: Sendable {
     }
 
     /// Stores the Stripe objects made for `id`: its answer, from now on given to every request.
+    ///
+    /// A maker that outlived its claim may answer a row already replaced or swept: its objects are
+    /// stored all the same, and the sweep is made to look at the row again, so they are cancelled.
     public func answer(_ id: UUID, customer: String, objects: StripeCheckoutObjects) async throws {
         try await client.query(
             """
             UPDATE checkouts SET stripe_customer = \(customer), payment_intent = \(objects.paymentIntent), subscription = \(objects.subscription),
                 invoice = \(objects.invoice), setup_intent = \(objects.setupIntent), checkout_session = \(objects.checkoutSession),
-                client_secret = \(objects.clientSecret), checkout_url = \(objects.checkoutURL), claimed_until = NULL, updated_at = now()
+                client_secret = \(objects.clientSecret), checkout_url = \(objects.checkoutURL), claimed_until = NULL, updated_at = now(),
+                cancelled_at = CASE WHEN state IN ('superseded', 'expired') THEN NULL ELSE cancelled_at END
             WHERE id = \(id)
             """, logger: logger)
+    }
+
+    /// Stripe did not answer (an outage, a timeout): the next request takes the row over at once
+    /// and repeats the calls under the same `Idempotency-Key`s.
+    public func unclaim(_ id: UUID) async throws {
+        try await client.query(
+            "UPDATE checkouts SET claimed_until = NULL, updated_at = now() WHERE id = \(id) AND client_secret IS NULL AND checkout_url IS NULL",
+            logger: logger)
     }
 
     /// Stripe refused to make it: the slot is free again, and the transaction reads `failed`.
@@ -139,11 +157,11 @@ public struct CheckoutStore: Sendable {
     }
 
     /// The status of `row`: the transaction its Stripe ids are (or are linked to), and whether an
-    /// entitlement they are linked to gives access (``CheckoutStatus/of(row:answered:transaction:entitlementIsLive:)``).
+    /// entitlement they are linked to gives access (``CheckoutStatus/of(kind:row:answered:transaction:entitlementIsLive:)``).
     func outcome(of row: CheckoutRow, on connection: PostgresConnection) async throws -> Outcome {
         let ids = row.stripeIDs
         guard !ids.isEmpty else {
-            return Outcome(row: row, status: CheckoutStatus.of(row: row.state, answered: row.answered, transaction: nil, entitlementIsLive: false), entitlementKeys: [])
+            return Outcome(row: row, status: CheckoutStatus.of(kind: row.kind, row: row.state, answered: row.answered, transaction: nil, entitlementIsLive: false), entitlementKeys: [])
         }
         let kinds = ids.map(\.kind.rawValue)
         let externalIDs = ids.map(\.id)
@@ -173,7 +191,7 @@ public struct CheckoutStore: Sendable {
             live = granted
         }
         return Outcome(
-            row: row, status: CheckoutStatus.of(row: row.state, answered: row.answered, transaction: transaction, entitlementIsLive: live),
+            row: row, status: CheckoutStatus.of(kind: row.kind, row: row.state, answered: row.answered, transaction: transaction, entitlementIsLive: live),
             entitlementKeys: keys)
     }
 
@@ -201,11 +219,12 @@ public struct CheckoutStore: Sendable {
     // MARK: The worker's sweep
 
     /// Checkouts to cancel at Stripe: open ones past their window, and replaced ones not cancelled yet.
-    public func dueForCancelling(now: Date = Date(), limit: Int = 100) async throws -> [CheckoutRow] {
+    public func dueForCancelling(in environment: PurchaseEnvironment, limit: Int = 100) async throws -> [CheckoutRow] {
         try await CheckoutRow.decode(client.query(
             """
             SELECT \(unescaped: CheckoutRow.columns) FROM checkouts
-            WHERE cancelled_at IS NULL AND ((state = 'open' AND expires_at <= \(now)) OR state = 'superseded')
+            WHERE cancelled_at IS NULL AND environment = \(environment.rawValue)
+                AND ((state = 'open' AND expires_at <= now()) OR state IN ('superseded', 'expired'))
             ORDER BY expires_at LIMIT \(limit)
             """, logger: logger))
     }

@@ -221,6 +221,24 @@ public struct StripeCheckoutAPI: Sendable {
         }
     }
 
+    /// `GET /v1/subscriptions/{id}`: whether nobody has paid or given a card for it yet —
+    /// `incomplete`, or `trialing` with its `pending_setup_intent` still there. One Stripe no
+    /// longer has is not (there is nothing to cancel).
+    public func isUnconfirmedSubscription(_ id: String, logger: Logger) async throws -> Bool {
+        let object: [String: Any]
+        do {
+            object = try await send("GET", "/v1/subscriptions/" + StripeForm.escape(id), logger: logger)
+        } catch let refusal as StripeRefusal where refusal.status == 404 {
+            return false
+        }
+        return Self.isUnconfirmed(status: object["status"] as? String, pendingSetupIntent: object["pending_setup_intent"] is String || object["pending_setup_intent"] is [String: Any])
+    }
+
+    /// The rule of ``isUnconfirmedSubscription(_:logger:)``.
+    public static func isUnconfirmed(status: String?, pendingSetupIntent: Bool) -> Bool {
+        status == "incomplete" || (status == "trialing" && pendingSetupIntent)
+    }
+
     /// `DELETE /v1/subscriptions/{id}`: an incomplete subscription ends at once.
     public func cancelSubscription(_ id: String, logger: Logger) async throws {
         try await ignoringUncancellable {

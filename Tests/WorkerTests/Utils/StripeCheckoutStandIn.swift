@@ -83,6 +83,16 @@ final class StripeCheckoutStandIn: Sendable {
         router.post("/v1/subscriptions") { request, _ in
             await standIn.serve(request, try await Self.form(request)) { form in standIn.subscription(form) }
         }
+        router.get("/v1/subscriptions/:id") { request, context in
+            await standIn.serve(request, nil) { _ in
+                let id = context.parameters.get("id") ?? ""
+                guard var object = standIn.object(id) else { return Self.error(404, "invalid_request_error", "resource_missing", "No such subscription: '\(id)'") }
+                // Unexpanded, as Stripe answers without expand[].
+                if let setup = object["pending_setup_intent"] as? [String: any Sendable] { object["pending_setup_intent"] = setup["id"] }
+                if let invoice = object["latest_invoice"] as? [String: any Sendable] { object["latest_invoice"] = invoice["id"] }
+                return (200, object)
+            }
+        }
         router.delete("/v1/subscriptions/:id") { request, context in
             await standIn.serve(request, nil) { _ in standIn.cancel(context.parameters.get("id") ?? "", to: "canceled", from: ["incomplete", "trialing", "active", "past_due"]) }
         }
@@ -150,8 +160,13 @@ final class StripeCheckoutStandIn: Sendable {
         if expand.contains("latest_invoice.confirmation_secret"), !trial {
             invoice["confirmation_secret"] = ["client_secret": "pi_for_\(invoiceID)_secret_x", "type": "payment_intent"] as [String: any Sendable]
         }
+        let now = Int(Date().timeIntervalSince1970)
+        let periodEnd = now + (Self.value("trial_period_days", form).flatMap(Int.init).map { $0 * 86_400 } ?? 30 * 86_400)
         var object: [String: any Sendable] = [
             "id": id, "object": "subscription", "status": trial ? "trialing" : "incomplete", "customer": Self.value("customer", form) ?? "",
+            "created": now, "current_period_start": now, "current_period_end": periodEnd, "cancel_at_period_end": false, "livemode": false,
+            "trial_end": trial ? periodEnd : nil as Int?,
+            "items": ["object": "list", "data": [["id": "si_\(id)", "price": price, "current_period_end": periodEnd] as [String: any Sendable]]] as [String: any Sendable],
             "metadata": Self.metadata(form), "latest_invoice": expand.contains(where: { $0.hasPrefix("latest_invoice") }) ? invoice : invoiceID,
         ]
         if trial {
@@ -184,6 +199,30 @@ final class StripeCheckoutStandIn: Sendable {
         object["status"] = status
         state.withLock { $0.objects[id] = object }
         return (200, object)
+    }
+
+    /// Sets an object's `status`, as Stripe moves it (a subscription paid: `active`).
+    func setStatus(_ id: String, _ status: String) {
+        state.withLock { state in
+            guard var object = state.objects[id] else { return }
+            object["status"] = status
+            state.objects[id] = object
+        }
+    }
+
+    /// A trial's card saved: its SetupIntent succeeded, and the subscription has none pending.
+    /// - Returns: the SetupIntent's `succeeded` object.
+    func confirmSetup(of subscription: String) -> [String: Any] {
+        state.withLock { state in
+            guard var object = state.objects[subscription], let setup = object["pending_setup_intent"] as? [String: any Sendable] else { return [:] }
+            object["pending_setup_intent"] = nil
+            state.objects[subscription] = object
+            var succeeded: [String: Any] = setup
+            succeeded["status"] = "succeeded"
+            succeeded["customer"] = object["customer"]
+            succeeded["usage"] = "off_session"
+            return succeeded
+        }
     }
 
     /// Marks a PaymentIntent paid, as the payment sheet's confirmation would: its `succeeded` object.

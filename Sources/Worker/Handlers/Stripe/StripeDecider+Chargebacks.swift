@@ -91,7 +91,18 @@ extension StripeDecider {
     // MARK: Trials
 
     static func trialSetUp(_ event: StripeEvent, _ subject: Subject, _ state: State, succeeded: Bool) throws -> Decision {
-        guard var transaction = state.transaction else {
+        // A trial subscription made by web checkout links its SetupIntent to its entitlement: the
+        // SetupIntent becomes the trial's ledger row, of no amount.
+        let trialEntitlement = state.entitlement.flatMap { $0.isTrial ? $0 : nil }
+        guard var transaction = state.transaction ?? trialEntitlement.flatMap({ entitlement in
+            subject.transactionKey.map { key in
+                var started = TransactionState(source: .webCheckout, providerTransactionID: key, status: .pending)
+                fill(&started, user: entitlement.userID, entitlementKey: entitlement.entityKey, productID: entitlement.productID,
+                     productType: entitlement.productType, event: event)
+                started.amount = 0
+                return started
+            }
+        }) else {
             throw Unlinked(reason: "setup intent \(event.object["id"].string ?? "?") belongs to no known trial checkout")
         }
         transaction.status = succeeded ? .succeeded : .failed

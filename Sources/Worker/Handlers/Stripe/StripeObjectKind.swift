@@ -104,13 +104,16 @@ struct StripeObjectKind: Sendable {
             metadataPaths: ["metadata", "subscription.metadata"], userPaths: ["client_reference_id"], isPurchase: true),
         StripeObjectKind(
             name: "subscription", own: .stripeSubscription,
-            references: [.init(kind: .stripeCustomer, paths: ["customer"])],
+            // A trial made `default_incomplete` collects its card with this SetupIntent (web checkout).
+            references: [.init(kind: .stripeCustomer, paths: ["customer"]), .init(kind: .stripeSetupIntent, paths: ["pending_setup_intent"])],
             payment: [], metadataPaths: ["items.data.0.price.metadata", "metadata"],
             productPaths: ["items.data.0.price.lookup_key", "items.data.0.price.product", "plan.product"],
             productChangedBy: ["items.data.0.price.id", "plan.id"]),
         StripeObjectKind(
             name: "setup_intent", own: .stripeSetupIntent,
-            references: [.init(kind: .stripeCustomer, paths: ["customer"])], payment: [], metadataPaths: ["metadata"]),
+            // A trial subscription's SetupIntent is the ledger row of the trial's start, when no
+            // Checkout Session made it (``StripeDecider/trialSetUp(_:_:_:succeeded:)``).
+            references: [.init(kind: .stripeCustomer, paths: ["customer"])], payment: [.own], metadataPaths: ["metadata"]),
     ]
 
     // MARK: Reading an object
