@@ -7,6 +7,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import PostgresNIO
 import Shared
 import Testing
 import TestSupport
@@ -82,7 +83,16 @@ import TestSupport
             #expect(entitlements.count == 1)
             #expect(entitlements.first?["product_id"] as? String == "pro.lifetime")
             #expect(entitlements.first?["is_active"] as? Bool == true)
+            #expect(entitlements.first?["access_levels"] as? [String] == ["pro"])
             #expect(try await system.outcomes().contains("applied"))
+            // The announcement carries the catalog's access levels too.
+            let payloads = try await system.db.client.query(
+                "SELECT convert_from(payload, 'UTF8') FROM outgoing_events WHERE type = 'entitlement.granted' AND user_id = 'user_web'",
+                logger: TestDatabase.logger)
+            var granted: [String] = []
+            for try await payload in payloads.decode(String.self) { granted.append(payload) }
+            #expect(granted.count == 1)
+            #expect(granted.first?.contains(#""access_levels":["pro"]"#) == true, "\(granted)")
 
             // Paid: the next checkout of the same product is a new one, not this one again.
             let (_, again) = try await Self.post(system, ["user_id": "user_web", "product_id": "pro.lifetime"])

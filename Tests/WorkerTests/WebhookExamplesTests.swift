@@ -56,6 +56,11 @@ struct WebhookExamplesTests {
         let bodies: [[UInt8]] = try await HTTPSink.with { sink in
             try await SystemHarness.run { system in
                 _ = try await OutgoingEventsTests.addEndpoint(system, url: sink.url)
+                // A catalog, so the examples show the access levels each entitlement gives.
+                let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+                for (id, levels) in [("pro.monthly", ["pro"]), ("pro.yearly", ["ad_free", "pro"])] {
+                    _ = try await catalog.add(CatalogProduct(id: id, type: .autoRenewable, accessLevels: levels))
+                }
                 try await appleLifecycle(system)
                 try await appleRefund(system)
                 try await appleTransfer(system)

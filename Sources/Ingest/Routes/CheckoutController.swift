@@ -171,11 +171,14 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
         }
         let reader = self.reader
         let keys = outcome.entitlementKeys
-        let entitlements = keys.isEmpty ? [] : try await database.run { try await reader.entitlements(entityKeys: keys) }
+        let (entitlements, catalog) = keys.isEmpty
+            ? ([], [])
+            : try await database.run { (try await reader.entitlements(entityKeys: keys), try await reader.catalog()) }
+        let grants = AccessLevels.grants(of: catalog)
         let now = Date()
         var answer = answer(outcome.row, status: outcome.status, reused: nil)
         answer.entitlements = entitlements.map {
-            EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: outcome.row.userID)
+            EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: outcome.row.userID, grants: grants)
         }
         return try ReadController<Context>.json(answer)
     }

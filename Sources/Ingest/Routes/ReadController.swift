@@ -89,6 +89,7 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         let found: [StateReader.Entitlement]
         let user = try Self.userID(query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 })
         let source = self.source
+        let grants = AccessLevels.grants(of: try await database.run { try await source.reader.catalog() })
         if let user {
             found = try await database.run { try await source.reader.entitlements(userID: user, environment: environment.only) }
         } else if let email = query["email"].map(String.init), !email.isEmpty {
@@ -100,7 +101,7 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id or email")
         }
         let now = Date()
-        let bodies = found.map { EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: user) }
+        let bodies = found.map { EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: user, grants: grants) }
         let namesEnvironment = query["environment"] != nil
         return try Self.json([
             "entitlements": bodies.filter { namesEnvironment || sandboxAccess.grants($0.entitlement.state.environment, to: user ?? $0.entitlement.state.userID) }

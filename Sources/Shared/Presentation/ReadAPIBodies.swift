@@ -10,14 +10,21 @@ func rfc3339(_ date: Date?) -> String? {
 public struct EntitlementBody: Encodable, Sendable {
     public let entitlement: StateReader.Entitlement
     public let isActive: Bool
+    /// What the catalog says its product grants (``AccessLevels/of(_:in:)``); empty without one.
+    public let accessLevels: [String]
 
     /// - Parameters:
     ///   - now: the time `is_active` is computed for.
     ///   - leeway: `ENTITLEMENT_LEEWAY_SECONDS`.
     ///   - sandboxAccess: whether a sandbox entitlement counts (`SANDBOX_ACCESS`).
     ///   - userID: who holds it, for the sandbox rule: the user asked about, or the state's own.
-    public init(_ entitlement: StateReader.Entitlement, now: Date, leeway: TimeInterval, sandboxAccess: SandboxAccess, userID: String?) {
+    ///   - grants: the catalog's access levels by product id (``AccessLevels/grants(of:)``).
+    public init(
+        _ entitlement: StateReader.Entitlement, now: Date, leeway: TimeInterval, sandboxAccess: SandboxAccess, userID: String?,
+        grants: [String: Set<String>] = [:]
+    ) {
         self.entitlement = entitlement
+        self.accessLevels = AccessLevels.of(entitlement.state.productID, in: grants)
         self.isActive = entitlement.state.isActive(at: now, leeway: leeway)
             && sandboxAccess.grants(entitlement.state.environment, to: userID ?? entitlement.state.userID)
     }
@@ -33,6 +40,7 @@ public struct EntitlementBody: Encodable, Sendable {
             JSONTextMember("id", entitlement.id.uuidString.lowercased()),
             JSONTextMember("product_id", e.productID),
             JSONTextMember("product_type", e.productType.rawValue),
+            JSONTextMember("access_levels", .strings(accessLevels)),
             JSONTextMember("source", e.source.rawValue),
             JSONTextMember("environment", e.environment.rawValue),
             JSONTextMember("status", e.status.rawValue),

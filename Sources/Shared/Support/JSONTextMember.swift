@@ -30,6 +30,7 @@ public struct JSONTextMember: Sendable, Equatable {
         case string(String)
         case bool(Bool)
         case integer(Int64)
+        case strings([String])
         case object([JSONTextMember])
     }
 
@@ -53,6 +54,7 @@ public struct JSONTextMember: Sendable, Equatable {
             case .string(let string): try container.encode(string, forKey: key)
             case .bool(let bool): try container.encode(bool, forKey: key)
             case .integer(let integer): try container.encode(integer, forKey: key)
+            case .strings(let strings): try container.encode(strings, forKey: key)
             case .object(let nested):
                 var inner = container.nestedContainer(keyedBy: Key.self, forKey: key)
                 try encode(nested, into: &inner)
@@ -83,6 +85,7 @@ extension JSONTextWriter {
         case .string(let string): member(key, string)
         case .bool(let bool): member(key, bool)
         case .integer(let integer): member(key, integer)
+        case .strings(let strings): member(key, strings)
         case .object(let members): member(key) { $0.object(members) }
         }
     }

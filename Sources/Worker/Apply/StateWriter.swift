@@ -69,7 +69,7 @@ extension ChangeAnnouncer {
         _ type: OutgoingEventType, entitlement: EntitlementState, id: UUID, previous: EntitlementState?, previousIsActive: Bool? = nil
     ) -> OutgoingEvent {
         let body = EntitlementBody(
-            StateReader.Entitlement(id: id, state: entitlement), now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: nil)
+            StateReader.Entitlement(id: id, state: entitlement), now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: nil, grants: grants)
         let wasActive = previousIsActive
             ?? previous.map { $0.isActive(at: now, leeway: leeway) && sandboxAccess.grants($0.environment, to: $0.userID) }
         return OutgoingEvent(

@@ -137,7 +137,8 @@ struct RunCommand: AsyncParsableCommand {
             handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
             configuration: poolConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         let outbox = ForwardOutbox(
-            leeway: TimeInterval(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess, onCreated: { deliveries.wake() })
+            leeway: TimeInterval(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess,
+            catalog: CatalogGrants(client: client, logger: logger), onCreated: { deliveries.wake() })
         // Events may be applied in batches (WORKER_BATCH_SIZE); deliveries each make their own HTTP call.
         var eventsConfiguration = poolConfiguration
         eventsConfiguration.batchSize = settings.batchSize

@@ -87,11 +87,12 @@ extension CustomerStory {
         }
         let keys = Set(entitlements.map(\.state.entityKey)).union(transactions.compactMap(\.state.entitlementKey)).sorted()
         guard !keys.isEmpty else { return nil }
+        let grants = AccessLevels.grants(of: try await reader.catalog())
         let timeline = try await TimelineReader(client: client, logger: logger).timeline(entityKeys: keys, limit: limit)
         return CustomerStory(
             subject: subject.reference,
             entitlements: entitlements.map {
-                EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: userID)
+                EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: userID, grants: grants)
             },
             transactions: transactions.map(TransactionBody.init),
             timeline: timeline)

@@ -15,10 +15,13 @@ struct ForwardOutbox: Sendable {
     let sandboxAccess: SandboxAccess
     /// Called after a transaction that created deliveries committed, to wake this process's forwarder.
     let onCreated: @Sendable () -> Void
+    /// The catalog's access levels, which each announced entitlement carries; `nil`: none.
+    let catalog: CatalogGrants?
 
-    init(leeway: TimeInterval, sandboxAccess: SandboxAccess, onCreated: @escaping @Sendable () -> Void) {
+    init(leeway: TimeInterval, sandboxAccess: SandboxAccess, catalog: CatalogGrants? = nil, onCreated: @escaping @Sendable () -> Void) {
         self.leeway = leeway
         self.sandboxAccess = sandboxAccess
+        self.catalog = catalog
         self.onCreated = onCreated
     }
 
@@ -26,10 +29,10 @@ struct ForwardOutbox: Sendable {
     ///
     /// - Parameter rawNotification: the environment of an App Store Server Notification, which the
     ///   `raw_apple` endpoints receive as it is; `nil` for anything else.
-    func announcer(for job: ClaimedJob, rawNotification environment: PurchaseEnvironment? = nil, logger: Logger) -> ChangeAnnouncer {
+    func announcer(for job: ClaimedJob, rawNotification environment: PurchaseEnvironment? = nil, logger: Logger) async -> ChangeAnnouncer {
         ChangeAnnouncer(
             cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger),
-            rawNotification: environment.map { .init(eventID: job.id, environment: $0) })
+            rawNotification: environment.map { .init(eventID: job.id, environment: $0) }, grants: await catalog?.current() ?? [:])
     }
 }
 
@@ -45,4 +48,6 @@ struct ChangeAnnouncer: Sendable {
     var rawNotification: OutgoingEventWriter.RawNotification?
     /// The time `is_active` is computed for, before and after.
     var now = Date()
+    /// The catalog's access levels by product id, which each announced entitlement carries.
+    var grants: [String: Set<String>] = [:]
 }

@@ -35,6 +35,7 @@ struct ClockExpirySweep: Sendable {
 
     private func sweepBatch() async throws -> (swept: Int, deliveries: Int) {
         let leeway = outbox.leeway
+        let grants = await outbox.catalog?.current() ?? [:]
         return try await client.withTransaction(logger: logger) { connection in
             let now = Date()
             let rows = try await connection.query(
@@ -52,7 +53,7 @@ struct ClockExpirySweep: Sendable {
             }
             let announcer = ChangeAnnouncer(
                 cause: EventCause(provider: "apple", origin: .clock), causeEventID: nil, leeway: leeway,
-                sandboxAccess: outbox.sandboxAccess, writer: OutgoingEventWriter(logger: logger), now: now)
+                sandboxAccess: outbox.sandboxAccess, writer: OutgoingEventWriter(logger: logger), now: now, grants: grants)
             var events: [OutgoingEvent] = []
             for (id, entitlement) in due where !entitlement.isActive(at: now, leeway: leeway) {
                 var clock = announcer

@@ -179,7 +179,8 @@ struct EntityRebuilder: Sendable {
         if let (id, after) = found {
             let announcer = ChangeAnnouncer(
                 cause: EventCause(provider: EventCause.provider(of: after.source), origin: .rebuild), causeEventID: nil, leeway: leeway,
-                sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger))
+                sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger),
+                grants: AccessLevels.grants(of: try await CatalogStore(client: client, logger: logger).all()))
             guard let type = EntitlementChange.type(before: before, after: after, now: announcer.now, leeway: leeway) else { return }
             try await announcer.writer.write([announcer.event(type, entitlement: after, id: id, previous: before)], on: connection)
         }

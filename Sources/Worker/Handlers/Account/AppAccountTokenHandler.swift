@@ -19,7 +19,7 @@ struct AppAccountTokenHandler: BatchableJobHandler {
     var outbox: ForwardOutbox?
 
     func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
-        try await Self.move(try Self.decode(job), eventID: job.id, store: store, announcer: outbox?.announcer(for: job, logger: logger))
+        try await Self.move(try Self.decode(job), eventID: job.id, store: store, announcer: await outbox?.announcer(for: job, logger: logger))
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {

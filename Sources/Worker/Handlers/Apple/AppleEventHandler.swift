@@ -23,7 +23,7 @@ struct AppleEventHandler: BatchableJobHandler {
         let (event, syncedUser) = try store.payload(of: job, Self.decode)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
         let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
-        let announcer = outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
+        let announcer = await outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
         return try await apply(event, syncedUser: syncedUser, job: job, in: store, announcer: announcer)
     }
 

@@ -21,7 +21,7 @@ struct StripeEventHandler: BatchableJobHandler {
     var outbox: ForwardOutbox?
 
     func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
-        try await apply(job, in: store, announcer: outbox?.announcer(for: job, logger: logger))
+        try await apply(job, in: store, announcer: await outbox?.announcer(for: job, logger: logger))
     }
 
     func didCommit(_ job: ClaimedJob, _ applied: AppliedEvent) {
