@@ -106,6 +106,26 @@ struct DatabaseRolesTests {
             try await DatabaseSession.with(try Self.url(db, role: "sluice_ingest"), logger: Self.logger) { ingest async throws in
                 let found = try await StateReader(client: ingest, tokenProof: nil, logger: Self.logger).entitlements(userID: "user_roles", environment: nil)
                 #expect(found.map(\.state.status) == [.active])
+
+                // Web checkout (sql/0033), every statement ingest's checkout runs, as its role; the
+                // worker's applied payment shows through the links and transactions it may read.
+                let store = CheckoutStore(client: ingest, logger: Self.logger)
+                let request = CheckoutStore.Request(
+                    userID: "user_roles", productID: "pro.lifetime", environment: .production, kind: .payment, terms: "t", window: 3_600)
+                guard case .make(let row) = try await store.claim(request, claimFor: 10, reuseWindow: 3_600) else {
+                    Issue.record("ingest could not take the checkout slot")
+                    return
+                }
+                #expect(try await store.saveCustomer("cus_r", of: "user_roles", in: .production) == "cus_r")
+                try await store.unclaim(row.id)
+                try await store.answer(row.id, customer: "cus_r", objects: .init(paymentIntent: "pi_roles", clientSecret: "pi_roles_secret_x"))
+                #expect(try await store.outcome(of: row.id)?.status == .succeeded)
+                guard case .make = try await store.claim(request, claimFor: 10, reuseWindow: 3_600) else {
+                    Issue.record("a paid checkout did not free the slot")
+                    return
+                }
+                try await store.abandon(row.id)
+                #expect(await Self.refused(ingest, "UPDATE transactions SET status = 'succeeded'"), "ingest may not write the ledger")
             }
         }
     }
