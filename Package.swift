@@ -114,6 +114,10 @@ let package = Package(
         benchmarkProgram("IngestLoad", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
         benchmarkProgram("LatencyBenchmark", ["DevSupport", product("AsyncHTTPClient"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1")]),
         benchmarkProgram("SyncFlood", [product("AsyncHTTPClient"), product("NIOCore"), product("NIOHTTP1")]),
+        benchmarkProgram("CheckoutBenchmark", [
+            "DevSupport", product("AsyncHTTPClient"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
+            product("PostgresNIO"),
+        ]),
         .target(
             name: "TestSupport",
             dependencies: [

@@ -44,13 +44,14 @@ struct CheckoutMaker: Sendable {
     static let waitStep = Duration.milliseconds(100)
 
     func make(_ ask: Ask) async throws -> Made {
-        guard let product = try await catalog.product(ask.productID), product.archivedAt == nil else {
-            throw APIError(.notFound, code: "product_not_found", message: "no product \(ask.productID.prefix(100)) is sold (worker products list)")
-        }
-        guard let reference = product.stripePrice else {
-            throw APIError(.conflict, code: "product_not_on_stripe", message: "product \(product.id) has no Stripe price (worker products update --stripe-price)")
-        }
+        // The gate comes first: a request refused while Stripe hangs costs nothing else.
         let made = try await gate.run {
+            guard let product = try await catalog.product(ask.productID), product.archivedAt == nil else {
+                throw APIError(.notFound, code: "product_not_found", message: "no product \(ask.productID.prefix(100)) is sold (worker products list)")
+            }
+            guard let reference = product.stripePrice else {
+                throw APIError(.conflict, code: "product_not_on_stripe", message: "product \(product.id) has no Stripe price (worker products update --stripe-price)")
+            }
             do {
                 return try await withTimeout(settings.timeout) { try await self.make(ask, product: product, priceReference: reference) }
             } catch is TimeoutError {
