@@ -40,6 +40,11 @@ CREATE TABLE IF NOT EXISTS checkouts (
     checkout_session  text,
     client_secret     text,
     checkout_url      text,
+    -- the user's subscription (Stripe id) granting an access level this one grants too: cancelled
+    -- with proration by the worker once this checkout is paid (replacement_settled_at)
+    replaces_subscription text,
+    -- when the worker settled the replacement: cancelled the old one, or found this one failed
+    replacement_settled_at timestamptz,
     -- when the worker cancels it at Stripe if nobody confirmed it (CHECKOUT_WINDOW_SECONDS)
     expires_at        timestamptz NOT NULL,
     -- when the worker's sweep dealt with it: cancelled its Stripe objects, or found its payment under way
@@ -51,6 +56,9 @@ CREATE TABLE IF NOT EXISTS checkouts (
 CREATE UNIQUE INDEX IF NOT EXISTS checkouts_open ON checkouts (user_id, product_id, environment) WHERE state = 'open';
 -- The worker's sweep: open checkouts past their window, and replaced ones still to cancel at Stripe.
 CREATE INDEX IF NOT EXISTS checkouts_to_cancel ON checkouts (expires_at) WHERE cancelled_at IS NULL AND state IN ('open', 'superseded', 'expired');
+
+-- The worker's replacement pass: subscriptions to cancel once their replacement is paid.
+CREATE INDEX IF NOT EXISTS checkouts_replacing ON checkouts (created_at) WHERE replaces_subscription IS NOT NULL AND replacement_settled_at IS NULL;
 
 -- `GET /v1/iap/transactions/{id}?wait=` is woken by this: each transaction or entitlement a
 -- commit wrote names its user on the channel, once per user and transaction (PostgreSQL folds

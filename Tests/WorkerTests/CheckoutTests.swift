@@ -22,6 +22,8 @@ import TestSupport
         id: "pro.lifetime", type: .nonConsumable, stripePrice: "price_life", accessLevels: ["pro"])
     static let monthly = CatalogProduct(
         id: "pro.monthly", type: .autoRenewable, stripePrice: "price_month", accessLevels: ["pro"])
+    static let yearly = CatalogProduct(
+        id: "pro.yearly", type: .autoRenewable, stripePrice: "price_year", accessLevels: ["pro"])
     static let trial = CatalogProduct(
         id: "pro.monthly.trial", type: .autoRenewable, stripePrice: "price_month", trialDays: 7, accessLevels: ["pro"])
 
@@ -31,9 +33,10 @@ import TestSupport
             standIn.addPrice("price_life", amount: 4_999)
             standIn.addPrice("price_life_2", amount: 5_999)
             standIn.addPrice("price_month", amount: 999, interval: "month")
+            standIn.addPrice("price_year", amount: 9_999, interval: "year")
             try await SystemHarness.run(worker: standIn.environment(), ingest: standIn.environment().merging(ingest) { $1 }) { system in
                 let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
-                for product in [lifetime, monthly, trial] { _ = try await catalog.add(product) }
+                for product in [lifetime, monthly, trial, yearly] { _ = try await catalog.add(product) }
                 try await body(system, standIn)
             }
         }
@@ -282,13 +285,48 @@ import TestSupport
                 uri: "/v1/iap/products", method: .get, headers: [HTTPField.Name("X-Sluice-Key")!: TestCredentials.clientAPIKey])
             #expect(response.status == .ok)
             let products = try #require((try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["products"] as? [[String: Any]])
-            #expect(products.compactMap { $0["id"] as? String } == ["pro.lifetime", "pro.monthly"])
-            let monthly = try #require(products.last)
+            #expect(products.compactMap { $0["id"] as? String } == ["pro.lifetime", "pro.monthly", "pro.yearly"], "the archived trial is left out")
+            let monthly = try #require(products.first { $0["id"] as? String == "pro.monthly" })
             #expect(monthly["access_levels"] as? [String] == ["pro"])
             let price = try #require(monthly["price"] as? [String: Any])
             #expect(price["amount"] as? Int == 999)
             #expect(price["currency"] as? String == "eur")
             #expect(price["interval"] as? String == "month")
+        }
+    }
+
+    @Test func aSubscriptionGrantingTheSameLevelReplacesTheOldOneOnceItIsPaid() async throws {
+        try await Self.run { system, standIn in
+            let store = CheckoutStore(client: system.db.client, logger: TestDatabase.logger)
+            /// Makes a subscription checkout and has Stripe report it paid and active.
+            func subscribe(_ product: String) async throws -> (checkout: String, subscription: String) {
+                let (_, made) = try await Self.post(system, ["user_id": "user_switch", "product_id": product])
+                let id = try #require(UUID(uuidString: made["transaction_id"] as? String ?? ""))
+                let subscription = try #require(try await store.outcome(of: id)?.row.objects.subscription)
+                standIn.setStatus(subscription, "active")
+                var active = try #require(standIn.object(subscription)) as [String: Any]
+                active["latest_invoice"] = (active["latest_invoice"] as? [String: any Sendable])?["id"]
+                try await system.stripe("customer.subscription.updated", active, apiVersion: "2025-03-31.basil")
+                try await system.drain()
+                return (id.uuidString.lowercased(), subscription)
+            }
+            let monthly = try await subscribe("pro.monthly")
+            #expect(try await Self.status(system, monthly.checkout)["status"] as? String == "succeeded")
+            let metadataOfFirst = standIn.object(monthly.subscription)?["metadata"] as? [String: String]
+            #expect(metadataOfFirst?["replaces_subscription"] == nil, "nothing to replace the first time")
+
+            let yearly = try await subscribe("pro.yearly")
+            let metadata = try #require(standIn.object(yearly.subscription)?["metadata"] as? [String: String])
+            #expect(metadata["replaces_subscription"] == monthly.subscription)
+            let sweep = CheckoutSweepService(
+                store: store, stripe: Self.stripe(standIn),
+                lease: MaintenanceLease(client: system.db.client, task: "checkout-sweep", owner: "test", logger: TestDatabase.logger),
+                interval: .seconds(60), logger: TestDatabase.logger)
+            _ = try await sweep.runOnce()
+            #expect(standIn.object(monthly.subscription)?["status"] as? String == "canceled")
+            #expect(standIn.object(monthly.subscription)?["prorated"] as? Bool == true, "the unused time is credited")
+            #expect(standIn.object(yearly.subscription)?["status"] as? String == "active")
+            #expect(try await store.dueForReplacing(in: .sandbox).isEmpty, "settled once")
         }
     }
 

@@ -85,8 +85,17 @@ struct CheckoutMaker: Sendable {
             kind: kind, price: price, trialDays: trialDays, trialEnd: trialEnd, successURL: ask.successURL, cancelURL: ask.cancelURL)
         // Stripe keeps a hosted page open for 30 minutes to 24 hours.
         let window = kind == .hosted ? min(max(settings.window, 31 * 60), 24 * 3_600) : settings.window
+        // A subscription granting an access level the user already has from another web
+        // subscription replaces it once paid (docs/checkout.md, "Replacing a subscription").
+        var replaces: String?
+        if recurring {
+            let grants = AccessLevels.grants(of: try await catalog.all())
+            replaces = try await store.replaceable(
+                forUser: ask.userID, productID: product.id, levels: grants[product.id] ?? [], grants: grants, in: stripe.environment)
+        }
         let request = CheckoutStore.Request(
-            userID: ask.userID, productID: product.id, environment: stripe.environment, kind: kind, terms: terms.text, window: window)
+            userID: ask.userID, productID: product.id, environment: stripe.environment, kind: kind, terms: terms.text, window: window,
+            replacesSubscription: replaces)
         let claimFor = Double(settings.timeout.components.seconds) + Double(settings.timeout.components.attoseconds) / 1e18
         while true {
             switch try await store.claim(request, claimFor: claimFor, reuseWindow: settings.reuseWindow) {
@@ -104,7 +113,9 @@ struct CheckoutMaker: Sendable {
     private func makeObjects(of row: CheckoutRow, terms: CheckoutTerms) async throws -> CheckoutRow {
         do {
             let customer = try await customer(of: row.userID)
-            let metadata = ["user_id": row.userID, "product_id": row.productID, "sluice_transaction_id": row.id.uuidString.lowercased()]
+            var metadata = ["user_id": row.userID, "product_id": row.productID, "sluice_transaction_id": row.id.uuidString.lowercased()]
+            // Sluice's convention: the replaced subscription's entitlement ends when this one is paid.
+            metadata["replaces_subscription"] = row.replacesSubscription
             let objects: StripeCheckoutObjects
             switch row.kind {
             case .payment:

@@ -17,6 +17,8 @@ public struct CheckoutRow: Sendable, Equatable {
     public var expiresAt: Date
     public var cancelledAt: Date?
     public var createdAt: Date
+    /// The user's subscription this one replaces once paid.
+    public var replacesSubscription: String?
 
     /// Whether its Stripe objects are made and stored.
     public var answered: Bool { objects.clientSecret != nil || objects.checkoutURL != nil }
@@ -35,7 +37,7 @@ public struct CheckoutRow: Sendable, Equatable {
 
     static let columns = """
         id, user_id, product_id, environment, kind, terms, state, claimed_until, stripe_customer, payment_intent, subscription, invoice,
-        setup_intent, checkout_session, client_secret, checkout_url, expires_at, cancelled_at, created_at
+        setup_intent, checkout_session, client_secret, checkout_url, expires_at, cancelled_at, created_at, replaces_subscription
         """
 
     static func decode(_ rows: PostgresRowSequence) async throws -> [CheckoutRow] {
@@ -54,7 +56,7 @@ public struct CheckoutRow: Sendable, Equatable {
                     checkoutSession: try c["checkout_session"].decode(String?.self), clientSecret: try c["client_secret"].decode(String?.self),
                     checkoutURL: try c["checkout_url"].decode(String?.self)),
                 expiresAt: try c["expires_at"].decode(Date.self), cancelledAt: try c["cancelled_at"].decode(Date?.self),
-                createdAt: try c["created_at"].decode(Date.self)))
+                createdAt: try c["created_at"].decode(Date.self), replacesSubscription: try c["replaces_subscription"].decode(String?.self)))
         }
         return found
     }

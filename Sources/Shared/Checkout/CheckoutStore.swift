@@ -23,8 +23,14 @@ public struct CheckoutStore: Sendable {
         public var terms: String
         /// How long after it is made the worker cancels it if nobody confirmed it.
         public var window: TimeInterval
+        /// The user's subscription it replaces once paid.
+        public var replacesSubscription: String?
 
-        public init(userID: String, productID: String, environment: PurchaseEnvironment, kind: CheckoutKind, terms: String, window: TimeInterval) {
+        public init(
+            userID: String, productID: String, environment: PurchaseEnvironment, kind: CheckoutKind, terms: String, window: TimeInterval,
+            replacesSubscription: String? = nil
+        ) {
+            self.replacesSubscription = replacesSubscription
             self.userID = userID
             self.productID = productID
             self.environment = environment
@@ -107,9 +113,9 @@ public struct CheckoutStore: Sendable {
     private func insert(_ request: Request, claimedUntil: Date, on connection: PostgresConnection) async throws -> Claim {
         let rows = try await connection.query(
             """
-            INSERT INTO checkouts (id, user_id, product_id, environment, kind, terms, claimed_until, expires_at)
+            INSERT INTO checkouts (id, user_id, product_id, environment, kind, terms, claimed_until, expires_at, replaces_subscription)
             VALUES (\(UUID()), \(request.userID), \(request.productID), \(request.environment.rawValue), \(request.kind.rawValue), \(request.terms),
-                \(claimedUntil), now() + make_interval(secs => \(request.window)))
+                \(claimedUntil), now() + make_interval(secs => \(request.window)), \(request.replacesSubscription))
             ON CONFLICT (user_id, product_id, environment) WHERE state = 'open' DO NOTHING
             RETURNING \(unescaped: CheckoutRow.columns)
             """, logger: logger)
@@ -193,6 +199,45 @@ public struct CheckoutStore: Sendable {
         return Outcome(
             row: row, status: CheckoutStatus.of(kind: row.kind, row: row.state, answered: row.answered, transaction: transaction, entitlementIsLive: live),
             entitlementKeys: keys)
+    }
+
+    // MARK: Replacing a subscription
+
+    /// The Stripe id of the user's live web subscription of another product whose product grants
+    /// one of `levels`, newest first: what a new subscription granting the same access replaces
+    /// once paid. `nil` when none, or when `levels` is empty.
+    public func replaceable(
+        forUser userID: String, productID: String, levels: Set<String>, grants: [String: Set<String>], in environment: PurchaseEnvironment
+    ) async throws -> String? {
+        let products = grants.filter { $0.key != productID && !$0.value.isDisjoint(with: levels) }.map(\.key)
+        guard !levels.isEmpty, !products.isEmpty else { return nil }
+        // A cancelled one ends by itself at its period's end: nothing to replace.
+        let live = Self.grantingStatuses.filter { $0 != .cancelled }.map(\.rawValue)
+        let rows = try await client.query(
+            """
+            SELECT l.external_id FROM entitlements e
+            JOIN provider_links l ON l.kind = 'stripe_subscription' AND l.entitlement_key = e.entity_key AND l.scope IN ('', 'test:')
+            WHERE e.user_id = \(userID) AND e.source = 'web_checkout' AND e.environment = \(environment.rawValue)
+                AND e.product_id = ANY(\(products)::text[]) AND e.status = ANY(\(live)::text[])
+            ORDER BY e.updated_at DESC LIMIT 1
+            """, logger: logger)
+        for try await id in rows.decode(String.self) { return id }
+        return nil
+    }
+
+    /// Checkouts of this mode whose replacement of an older subscription is not settled yet.
+    public func dueForReplacing(in environment: PurchaseEnvironment, limit: Int = 100) async throws -> [CheckoutRow] {
+        try await CheckoutRow.decode(client.query(
+            """
+            SELECT \(unescaped: CheckoutRow.columns) FROM checkouts
+            WHERE replaces_subscription IS NOT NULL AND replacement_settled_at IS NULL AND environment = \(environment.rawValue)
+            ORDER BY created_at LIMIT \(limit)
+            """, logger: logger))
+    }
+
+    /// The replacement of `id` is settled: the old subscription cancelled, or this checkout failed.
+    public func settleReplacement(of id: UUID) async throws {
+        try await client.query("UPDATE checkouts SET replacement_settled_at = now(), updated_at = now() WHERE id = \(id)", logger: logger)
     }
 
     // MARK: Customers

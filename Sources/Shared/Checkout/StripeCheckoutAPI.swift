@@ -239,10 +239,11 @@ public struct StripeCheckoutAPI: Sendable {
         status == "incomplete" || (status == "trialing" && pendingSetupIntent)
     }
 
-    /// `DELETE /v1/subscriptions/{id}`: an incomplete subscription ends at once.
-    public func cancelSubscription(_ id: String, logger: Logger) async throws {
+    /// `DELETE /v1/subscriptions/{id}`: it ends at once; with `prorate`, the unused time of its
+    /// period is credited to the customer (a replaced subscription).
+    public func cancelSubscription(_ id: String, prorate: Bool = false, logger: Logger) async throws {
         try await ignoringUncancellable {
-            _ = try await send("DELETE", "/v1/subscriptions/" + StripeForm.escape(id), logger: logger)
+            _ = try await send("DELETE", "/v1/subscriptions/" + StripeForm.escape(id) + (prorate ? "?prorate=true" : ""), logger: logger)
         }
     }
 

@@ -40,6 +40,14 @@ struct CheckoutSweepService: Service, CustomStringConvertible {
                         "checkout": "\(row.id)", "error": "\(ErrorText.describe(error))"])
                 }
             }
+            for row in try await store.dueForReplacing(in: stripe.environment) {
+                do {
+                    try await replace(row)
+                } catch {
+                    logger.warning("a replaced subscription could not be cancelled at Stripe", metadata: [
+                        "checkout": "\(row.id)", "error": "\(ErrorText.describe(error))"])
+                }
+            }
             if cancelled + released > 0 {
                 logger.info("swept unconfirmed checkouts", metadata: ["cancelled": "\(cancelled)", "released": "\(released)"])
             }
@@ -71,6 +79,22 @@ struct CheckoutSweepService: Service, CustomStringConvertible {
         }
         try await store.finishSweep(of: row.id, cancelled: true)
         return true
+    }
+
+    /// Once a checkout that replaces the user's older subscription is paid, the older one is
+    /// cancelled at Stripe with proration (its unused time credited); once it failed, nothing is.
+    private func replace(_ row: CheckoutRow) async throws {
+        guard let old = row.replacesSubscription else { return }
+        switch try await store.outcome(of: row).status {
+        case .pending, .processing:
+            return
+        case .succeeded:
+            try await stripe.cancelSubscription(old, prorate: true, logger: logger)
+            logger.info("a replaced subscription was cancelled with proration", metadata: ["checkout": "\(row.id)"])
+        case .failed, .refunded, .disputed:
+            break
+        }
+        try await store.settleReplacement(of: row.id)
     }
 
     /// A checkout is cancelled only while nobody has paid it: not once it is processing or ended.

@@ -94,7 +94,13 @@ final class StripeCheckoutStandIn: Sendable {
             }
         }
         router.delete("/v1/subscriptions/:id") { request, context in
-            await standIn.serve(request, nil) { _ in standIn.cancel(context.parameters.get("id") ?? "", to: "canceled", from: ["incomplete", "trialing", "active", "past_due"]) }
+            await standIn.serve(request, nil) { _ in
+                let id = context.parameters.get("id") ?? ""
+                let answer = standIn.cancel(id, to: "canceled", from: ["incomplete", "trialing", "active", "past_due"])
+                // `prorate=true`: the unused time is credited (recorded for the tests).
+                if answer.0 == 200, request.uri.queryParameters["prorate"] == "true" { standIn.state.withLock { $0.objects[id]?["prorated"] = true } }
+                return answer
+            }
         }
         router.post("/v1/checkout/sessions") { request, _ in
             await standIn.serve(request, try await Self.form(request)) { form in standIn.session(form) }
