@@ -60,12 +60,18 @@ CREATE INDEX IF NOT EXISTS checkouts_to_cancel ON checkouts (expires_at) WHERE c
 -- The worker's replacement pass: subscriptions to cancel once their replacement is paid.
 CREATE INDEX IF NOT EXISTS checkouts_replacing ON checkouts (created_at) WHERE replaces_subscription IS NOT NULL AND replacement_settled_at IS NULL;
 
+-- A user's recent checkouts, for the trigger below.
+CREATE INDEX IF NOT EXISTS checkouts_user ON checkouts (user_id, created_at);
+
 -- `GET /v1/iap/transactions/{id}?wait=` is woken by this: each transaction or entitlement a
 -- commit wrote names its user on the channel, once per user and transaction (PostgreSQL folds
--- equal notifications), delivered only if the apply commits.
+-- equal notifications), delivered only if the apply commits. Only a user with a checkout of the
+-- last two days (the longest window is one day) is named: a transaction that notifies takes a
+-- database-wide lock at commit, which the rest of the apply traffic need not pay.
 CREATE OR REPLACE FUNCTION notify_user_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.user_id IS NOT NULL THEN
+    IF NEW.user_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM checkouts WHERE user_id = NEW.user_id AND created_at > now() - interval '2 days') THEN
         PERFORM pg_notify('sluice_user_changed', NEW.user_id);
     END IF;
     RETURN NULL;
