@@ -20,6 +20,7 @@ enum ConsoleApplication {
         DeadLettersController(services: services, renderer: renderer).register(on: router)
         CustomersController(services: services, renderer: renderer).register(on: router)
         EndpointsController(services: services, renderer: renderer).register(on: router)
+        ProductsConsoleController(services: services, renderer: renderer).register(on: router)
         return router
     }
 

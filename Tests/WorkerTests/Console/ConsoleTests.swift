@@ -25,7 +25,7 @@ struct ConsoleTests {
     @Test func everyPageNeedsASessionAndSigningInSetsAStrictCookie() async throws {
         try await SystemHarness.run { system in
             try await ConsoleHarness.run(system) { console in
-                for path in ["/", "/dead-letters", "/customers", "/customer?id=x", "/endpoints", "/dead-letters/events/1"] {
+                for path in ["/", "/dead-letters", "/customers", "/customer?id=x", "/endpoints", "/products", "/dead-letters/events/1"] {
                     let response = try await console.get(path)
                     #expect(response.status == .seeOther, "\(path)")
                     #expect(response.headers[.location] == "/login")

@@ -8,7 +8,7 @@ import NIOCore
 struct ConsoleRenderer: Sendable {
     /// The console's sections, in the navigation bar's order.
     enum Section: String, CaseIterable, Sendable {
-        case overview = "Overview", deadLetters = "Dead letters", customers = "Customers", endpoints = "Endpoints"
+        case overview = "Overview", deadLetters = "Dead letters", customers = "Customers", endpoints = "Endpoints", products = "Products"
 
         var href: String {
             switch self {
@@ -16,6 +16,7 @@ struct ConsoleRenderer: Sendable {
             case .deadLetters: "/dead-letters"
             case .customers: "/customers"
             case .endpoints: "/endpoints"
+            case .products: "/products"
             }
         }
     }
@@ -31,6 +32,7 @@ struct ConsoleRenderer: Sendable {
             "message": LayoutTemplates.message, "overview": OverviewTemplate.template, "dead-letters": DeadLetterTemplates.list,
             "dead-letter": DeadLetterTemplates.detail, "customers": CustomerTemplates.search, "customer": CustomerTemplates.customer,
             "rebuild": CustomerTemplates.rebuild, "endpoints": EndpointTemplates.list, "endpoint": EndpointTemplates.detail,
+            "products": ProductTemplates.list,
         ]
         for (name, text) in templates { try library.register(text, named: name) }
         self.library = library
