@@ -253,6 +253,15 @@ import TestSupport
             #expect(status == .created, "\(hosted)")
             #expect((hosted["checkout_url"] as? String)?.hasPrefix("https://checkout.stripe.com/") == true)
             #expect(standIn.bodies.contains { $0.contains("payment_intent_data[metadata][user_id]=user_hosted") && $0.contains("client_reference_id=user_hosted") })
+            // The buyer pays on Stripe's page; Stripe's webhook closes the loop.
+            let hostedID = try #require(UUID(uuidString: hosted["transaction_id"] as? String ?? ""))
+            let session = try #require(try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: hostedID)?.row.objects.checkoutSession)
+            try await system.stripe("checkout.session.completed", StripeObjects.checkoutSession(
+                session, mode: "payment", paymentStatus: "paid", paymentIntent: "pi_hosted_paid", user: "user_hosted", product: "pro.lifetime"))
+            try await system.drain()
+            let paidHosted = try await Self.status(system, hostedID.uuidString.lowercased())
+            #expect(paidHosted["status"] as? String == "succeeded", "\(paidHosted)")
+            #expect((paidHosted["entitlements"] as? [[String: Any]])?.first?["is_active"] as? Bool == true)
 
             let (unknown, _) = try await Self.post(system, ["user_id": "user_hosted", "product_id": "nope"])
             #expect(unknown == .notFound)
@@ -327,6 +336,31 @@ import TestSupport
             #expect(standIn.object(monthly.subscription)?["prorated"] as? Bool == true, "the unused time is credited")
             #expect(standIn.object(yearly.subscription)?["status"] as? String == "active")
             #expect(try await store.dueForReplacing(in: .sandbox).isEmpty, "settled once")
+        }
+    }
+
+    @Test func aSubscriptionCheckoutSucceedsWhenItsFirstInvoiceIsPaid() async throws {
+        try await Self.run { system, standIn in
+            let (_, made) = try await Self.post(system, ["user_id": "user_invoice", "product_id": "pro.monthly"])
+            let id = try #require(UUID(uuidString: made["transaction_id"] as? String ?? ""))
+            let row = try #require(try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: id)?.row)
+            let subscription = try #require(row.objects.subscription)
+            let invoice = try #require(row.objects.invoice)
+            async let waited = Self.status(system, id.uuidString.lowercased(), wait: 20)
+            try await Task.sleep(for: .milliseconds(200))
+            // As Stripe sends it: the subscription's metadata copied onto its invoice.
+            var paid = StripeObjects.invoice(invoice, subscription: subscription, reason: "subscription_create", periodEnd: Date().addingTimeInterval(30 * 86_400))
+            paid["subscription_details"] = ["metadata": (standIn.object(subscription)?["metadata"] as? [String: String]) ?? [:]]
+            try await system.stripe("invoice.paid", paid)
+            try await system.drain()
+            let answer = try await waited
+            #expect(answer["status"] as? String == "succeeded", "\(answer)")
+            let entitlement = try #require((answer["entitlements"] as? [[String: Any]])?.first)
+            #expect(entitlement["product_id"] as? String == "pro.monthly")
+            #expect(entitlement["is_active"] as? Bool == true)
+            let granted = try await system.db.client.query(
+                "SELECT count(*) FROM outgoing_events WHERE type = 'entitlement.granted' AND user_id = 'user_invoice'", logger: TestDatabase.logger)
+            for try await count in granted.decode(Int64.self) { #expect(count == 1, "announced once") }
         }
     }
 
