@@ -28,6 +28,7 @@ public struct CheckoutSettings: Sendable {
     public static let help = """
           STRIPE_CHECKOUT_KEY       restricted key (rk_…) for web checkout: write Customers, PaymentIntents, Subscriptions, Checkout Sessions; read Prices, SetupIntents (none: checkout off); a test-mode key makes sandbox checkouts
           STRIPE_API_VERSION        Stripe-Version of Sluice's Stripe calls (default for checkout 2025-03-31.basil)
+          STRIPE_API_BASE_URL       Stripe's API host, https:// (http:// only to this machine, for a local stand-in) (default https://api.stripe.com)
           CHECKOUT_TIMEOUT_SECONDS  how long creating a checkout waits for Stripe before 503 stripe_unavailable (default 10)
           CHECKOUT_CONCURRENCY      checkout creations at Stripe at once per process; more answer 503 at once (default 16)
           CHECKOUT_WINDOW_SECONDS   a checkout nobody confirms is cancelled at Stripe and failed after this (default 86400)
