@@ -15,7 +15,7 @@ import Synchronization
 final class UserChanges: Service, CustomStringConvertible, Sendable {
     static let channel = "sluice_user_changed"
     /// How often a waiter looks again without a notification.
-    static let pollInterval = Duration.seconds(1)
+    let pollInterval: Duration
 
     private let client: PostgresClient
     private let logger: Logger
@@ -23,7 +23,8 @@ final class UserChanges: Service, CustomStringConvertible, Sendable {
 
     var description: String { "UserChanges" }
 
-    init(client: PostgresClient, logger: Logger) {
+    init(client: PostgresClient, pollInterval: Duration = .seconds(1), logger: Logger) {
+        self.pollInterval = pollInterval
         self.client = client
         self.logger = logger
     }
@@ -72,7 +73,7 @@ final class UserChanges: Service, CustomStringConvertible, Sendable {
                 // The poll: a wake-up every interval, in case a notification cannot come.
                 group.addTask {
                     while !Task.isCancelled {
-                        try await Task.sleep(for: Self.pollInterval)
+                        try await Task.sleep(for: self.pollInterval)
                         continuation.yield()
                     }
                 }
