@@ -209,7 +209,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
                 var transaction = SampleAppleTransaction(
                     transactionId: step == 0 ? original : "\(3_000_000 + entity)\(step)", originalTransactionId: original,
                     purchaseDate: time, signedDate: time, appAccountToken: UUID().uuidString.lowercased())
-                transaction.signedDate = time.appleMilliseconds
+                transaction.signedDate = time.millisecondsSince1970
                 let type = ["SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_RENEW", "DID_CHANGE_RENEWAL_PREF"][step]
                 let uuid = UUID().uuidString.lowercased()
                 let body = try signer.notificationBody(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+import Shared
 
 /// A `JWSTransaction` payload as Apple signs it (dates in milliseconds since 1970).
 public struct SampleAppleTransaction: Codable, Sendable {
@@ -42,11 +43,11 @@ public struct SampleAppleTransaction: Codable, Sendable {
         self.productId = productId
         self.type = type
         self.environment = environment
-        self.purchaseDate = purchaseDate.appleMilliseconds
-        self.originalPurchaseDate = purchaseDate.appleMilliseconds
+        self.purchaseDate = purchaseDate.millisecondsSince1970
+        self.originalPurchaseDate = purchaseDate.millisecondsSince1970
         let defaultExpiry = type == "Auto-Renewable Subscription" ? purchaseDate.addingTimeInterval(30 * 86_400) : nil
-        self.expiresDate = (expiresDate ?? defaultExpiry)?.appleMilliseconds
-        self.signedDate = signedDate.appleMilliseconds
+        self.expiresDate = (expiresDate ?? defaultExpiry)?.millisecondsSince1970
+        self.signedDate = signedDate.millisecondsSince1970
         self.appAccountToken = appAccountToken
         self.price = 9_990
         self.currency = "USD"
@@ -79,7 +80,7 @@ public struct SampleAppleRenewalInfo: Codable, Sendable {
         self.autoRenewProductId = autoRenewProductId ?? productId
         self.autoRenewStatus = autoRenewStatus
         self.environment = environment
-        self.signedDate = signedDate.appleMilliseconds
+        self.signedDate = signedDate.millisecondsSince1970
     }
 }
 
@@ -119,7 +120,7 @@ public struct SampleAppleNotification: Codable, Sendable {
         self.notificationType = type
         self.subtype = subtype
         self.notificationUUID = uuid
-        self.signedDate = signedDate.appleMilliseconds
+        self.signedDate = signedDate.millisecondsSince1970
         self.data = NotificationData(
             appAppleId: appAppleId, bundleId: bundleId, environment: environment,
             signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo, status: 1)
@@ -143,9 +144,9 @@ public struct SampleAppleAppTransaction: Codable, Sendable {
         self.receiptType = environment
         self.appAppleId = appAppleId
         self.bundleId = bundleId
-        self.receiptCreationDate = signedDate.appleMilliseconds
-        self.originalPurchaseDate = signedDate.appleMilliseconds
-        self.signedDate = signedDate.appleMilliseconds
+        self.receiptCreationDate = signedDate.millisecondsSince1970
+        self.originalPurchaseDate = signedDate.millisecondsSince1970
+        self.signedDate = signedDate.millisecondsSince1970
     }
 }
 
@@ -177,9 +178,4 @@ extension AppleJWSSigner {
             signedTransactionInfo: try sign(transaction), signedRenewalInfo: try renewal.map { try sign($0) })
         return try JSONEncoder().encode(["signedPayload": try sign(notification)])
     }
-}
-
-extension Date {
-    /// Milliseconds since 1970, as Apple writes dates.
-    public var appleMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -184,7 +184,7 @@ struct AppleRecoveryTests {
 
             // Apple says: expired, the customer turned auto-renew off.
             var current = purchase
-            current.signedDate = Date().appleMilliseconds
+            current.signedDate = Date().millisecondsSince1970
             var renewal = SampleAppleRenewalInfo(originalTransactionId: "9900", autoRenewStatus: 0)
             renewal.expirationIntent = 1
             standIn.setStatus(

@@ -135,7 +135,7 @@ struct AppleTransitionTests {
             let user = Self.user()
             let tx = subscription("5001", user: user, purchased: Self.at(0))
             var renewal = SampleAppleRenewalInfo(originalTransactionId: "5001")
-            renewal.gracePeriodExpiresDate = Self.at(0).addingTimeInterval(40 * 86_400).appleMilliseconds
+            renewal.gracePeriodExpiresDate = Self.at(0).addingTimeInterval(40 * 86_400).millisecondsSince1970
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
             try await system.notify("DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: tx, renewal: renewal, at: Self.at(1))
             try await system.drain()
@@ -190,7 +190,7 @@ struct AppleTransitionTests {
             let user = Self.user()
             var tx = subscription("7001", user: user, purchased: Self.at(0))
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
-            tx.revocationDate = Self.at(2).appleMilliseconds
+            tx.revocationDate = Self.at(2).millisecondsSince1970
             tx.revocationReason = 0
             try await system.notify("REFUND", transaction: tx, at: Self.at(2))
             try await system.drain()
@@ -223,7 +223,7 @@ struct AppleTransitionTests {
             renewal.originalTransactionId = "7201"
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: Self.at(0))
             try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(1))
-            first.revocationDate = Self.at(2).appleMilliseconds
+            first.revocationDate = Self.at(2).millisecondsSince1970
             first.revocationReason = 0
             try await system.notify("REFUND", transaction: first, at: Self.at(2))
             try await system.drain()
@@ -236,7 +236,7 @@ struct AppleTransitionTests {
             #expect(t.map { $0["provider_transaction_id"] as? String } == ["7202", "7201"])
             #expect(t.map { $0["status"] as? String } == ["succeeded", "refunded"])
 
-            renewal.revocationDate = Self.at(3).appleMilliseconds
+            renewal.revocationDate = Self.at(3).millisecondsSince1970
             renewal.revocationReason = 1
             try await system.notify("REFUND", transaction: renewal, at: Self.at(3))
             try await system.drain()
@@ -266,7 +266,7 @@ struct AppleTransitionTests {
             let user = Self.user()
             var tx = subscription("8001", user: user, purchased: Self.at(0))
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
-            tx.revocationDate = Self.at(1).appleMilliseconds
+            tx.revocationDate = Self.at(1).millisecondsSince1970
             try await system.notify("REVOKE", transaction: tx, at: Self.at(1))
             try await system.drain()
             let e = try await system.entitlement(userID: user)
@@ -279,7 +279,7 @@ struct AppleTransitionTests {
         try await SystemHarness.run { system in
             let user = Self.user()
             var tx = subscription("8101", user: user, purchased: Self.at(0))
-            tx.revocationDate = Self.at(0).appleMilliseconds
+            tx.revocationDate = Self.at(0).millisecondsSince1970
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
             try await system.drain()
             let e = try await system.entitlement(userID: user)
@@ -294,7 +294,7 @@ struct AppleTransitionTests {
             var tx = subscription("9001", user: user, purchased: Self.at(0))
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: Self.at(0))
             let extended = Self.at(0).addingTimeInterval(45 * 86_400)
-            tx.expiresDate = extended.appleMilliseconds
+            tx.expiresDate = extended.millisecondsSince1970
             try await system.notify("RENEWAL_EXTENDED", transaction: tx, at: Self.at(1))
             try await system.drain()
             #expect(try await system.entitlement(userID: user)["expires_at"] as? String == rfc3339(extended))
@@ -354,7 +354,7 @@ struct AppleTransitionTests {
             #expect(try await system.db.scalar("SELECT count(*) FROM transactions WHERE user_id IS NULL") == 2)
             // The app syncs the original purchase for its user: the entitlement and all its transactions now belong to them.
             var synced = anonymous
-            synced.signedDate = Self.at(6).appleMilliseconds
+            synced.signedDate = Self.at(6).millisecondsSince1970
             try await system.sync(synced, userID: "user_9301")
             try await system.drain()
             var e = try await system.entitlement(userID: "user_9301")

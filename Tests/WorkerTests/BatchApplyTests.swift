@@ -65,8 +65,8 @@ struct BatchApplyTests {
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: purchase, at: at(0))
             var renewal = purchase
             renewal.transactionId = "\(id)-2"
-            renewal.purchaseDate = at(60).appleMilliseconds
-            renewal.expiresDate = at(60 * 24 * 60).appleMilliseconds
+            renewal.purchaseDate = at(60).millisecondsSince1970
+            renewal.expiresDate = at(60 * 24 * 60).millisecondsSince1970
             try await system.notify("DID_RENEW", nil, transaction: renewal, at: at(60))
         }
         try await system.stripe("payment_intent.succeeded", StripeObjects.paymentIntent("pi_77", user: "batch_web", charge: "ch_77"), at: at(1))

@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import PostgresNIO
+import Shared
 
 /// Sandbox and production kept apart from the request to the read API: Apple's environment from the
 /// verified payload, Stripe's from `livemode`, the read API's `environment` parameter and
@@ -76,7 +77,7 @@ struct EnvironmentTests {
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("5001", user: Self.user, purchased: start), at: start, production: true)
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("5001", user: Self.user, purchased: start), at: start)
             var refunded = subscription("5001", user: Self.user, purchased: start)
-            refunded.revocationDate = Date().appleMilliseconds
+            refunded.revocationDate = Date().millisecondsSince1970
             try await system.notify("REFUND", transaction: refunded, at: start.addingTimeInterval(60))
             try await system.drain()
             let production = try #require(try await system.entitlements(userID: Self.user, query: "&environment=production").first)

@@ -64,7 +64,7 @@ struct OutgoingEventsTests {
                 renewal.originalTransactionId = "41001"
                 try await system.notify("DID_RENEW", "BILLING_RECOVERY", transaction: renewal, at: Self.at(2))
                 try await system.drain()
-                renewal.revocationDate = Self.at(3).appleMilliseconds
+                renewal.revocationDate = Self.at(3).millisecondsSince1970
                 renewal.revocationReason = 0
                 try await system.notify("REFUND", transaction: renewal, at: Self.at(3))
                 try await system.drain()
@@ -195,7 +195,7 @@ struct OutgoingEventsTests {
                 // The renewal's DID_RENEW never arrived; its REFUND does.
                 var unseen = subscription("45002", user: user, purchased: Self.at(1))
                 unseen.originalTransactionId = "45001"
-                unseen.revocationDate = Self.at(2).appleMilliseconds
+                unseen.revocationDate = Self.at(2).millisecondsSince1970
                 unseen.revocationReason = 0
                 try await system.notify("REFUND", transaction: unseen, at: Self.at(2))
                 try await system.drain()

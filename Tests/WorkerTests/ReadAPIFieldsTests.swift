@@ -6,6 +6,7 @@ import TestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import Shared
 
 /// What Sluice knows of an entitlement reaches the read API, and the history pages with a cursor.
 @Suite(.timeLimit(.minutes(3)))
@@ -33,7 +34,7 @@ struct ReadAPIFieldsTests {
             var failing = SampleAppleRenewalInfo(originalTransactionId: "7001", autoRenewProductId: "pro.yearly")
             failing.isInBillingRetryPeriod = true
             let graceEnd = Date().addingTimeInterval(6 * 86_400).rounded
-            failing.gracePeriodExpiresDate = graceEnd.appleMilliseconds
+            failing.gracePeriodExpiresDate = graceEnd.millisecondsSince1970
             failing.priceIncreaseStatus = 0
             try await system.notify("DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: purchase, renewal: failing, at: Self.at(2))
             e = try await Self.read(system, user)

@@ -77,7 +77,7 @@ struct ReceiverExampleTests {
             }
             func apple(_ type: String, _ subtype: String? = nil, _ tx: SampleAppleTransaction, renewal: SampleAppleRenewalInfo? = nil) async throws {
                 var tx = tx
-                tx.signedDate = Date().appleMilliseconds
+                tx.signedDate = Date().millisecondsSince1970
                 let body = try TestCredentials.signer.notificationBody(
                     type: type, subtype: subtype, transaction: tx, renewal: renewal, appAppleId: TestCredentials.appAppleID)
                 let request = RawRequest.post(

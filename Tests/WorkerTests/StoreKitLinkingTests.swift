@@ -8,6 +8,7 @@ import TestSupport
 import HummingbirdTesting
 import NIOFoundationCompat
 import PostgresNIO
+import Shared
 
 /// How StoreKit syncs link purchases to users (docs/entitlements.md, "Linking users"): a link is
 /// never stale, the signed `appAccountToken` decides, and a re-signed transaction is applied.
@@ -25,7 +26,7 @@ struct StoreKitLinkingTests {
             try await system.drain()
             // The device's copy was signed before the newest notification.
             var synced = purchase
-            synced.signedDate = Self.at(5).appleMilliseconds
+            synced.signedDate = Self.at(5).millisecondsSince1970
             try await system.sync(synced, userID: "user_6001")
             try await system.drain()
             let e = try await system.entitlement(userID: "user_6001")
@@ -52,7 +53,7 @@ struct StoreKitLinkingTests {
     @Test func aReSignedTransactionIsAppliedAndTheSameSyncTwiceIsOne() async throws {
         try await SystemHarness.run { system in
             var purchase = subscription("6201", user: nil, purchased: Self.at(0))
-            purchase.signedDate = Self.at(1).appleMilliseconds
+            purchase.signedDate = Self.at(1).millisecondsSince1970
             try await system.sync(purchase, userID: "user_6201")
             let again = try await system.postSync(purchase, userID: "user_6201")
             #expect(again.status == .ok, "the same signed transaction for the same user is a duplicate")
@@ -60,9 +61,9 @@ struct StoreKitLinkingTests {
             #expect(try await system.entitlement(userID: "user_6201")["status"] as? String == "active")
             // Apple re-signs the transaction after refunding it; the app syncs it again.
             var refunded = purchase
-            refunded.revocationDate = Self.at(20).appleMilliseconds
+            refunded.revocationDate = Self.at(20).millisecondsSince1970
             refunded.revocationReason = 0
-            refunded.signedDate = Self.at(21).appleMilliseconds
+            refunded.signedDate = Self.at(21).millisecondsSince1970
             try await system.sync(refunded, userID: "user_6201")
             try await system.drain()
             let e = try await system.entitlement(userID: "user_6201")

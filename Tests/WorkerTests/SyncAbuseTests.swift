@@ -26,7 +26,7 @@ struct SyncAbuseTests {
                 #expect(String(buffer: refused.body).contains("too_many_users"))
             }
             // Apple re-signs the transaction (a refund): a user seen before syncs it again.
-            purchase.signedDate = Date().addingTimeInterval(5).appleMilliseconds
+            purchase.signedDate = Date().addingTimeInterval(5).millisecondsSince1970
             #expect(try await system.postSync(purchase, userID: "u2").status == .accepted)
             // Another purchase has its own count.
             #expect(try await system.postSync(subscription("9002", user: nil), userID: "u4").status == .accepted)

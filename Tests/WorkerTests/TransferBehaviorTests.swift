@@ -53,18 +53,18 @@ struct TransferBehaviorTests {
         try await SystemHarness.run(worker: ["TRANSFER_BEHAVIOR": behavior.rawValue]) { system in
             let start = Date().addingTimeInterval(-600)
             var purchase = subscription("7001", user: nil, purchased: start)
-            purchase.signedDate = start.appleMilliseconds
+            purchase.signedDate = start.millisecondsSince1970
             try await system.sync(purchase, userID: "alice")
             try await system.drain()
             #expect(try await system.entitlement(userID: "alice")["is_active"] as? Bool == true)
 
             var fresh = purchase
-            fresh.signedDate = start.addingTimeInterval(300).appleMilliseconds
+            fresh.signedDate = start.addingTimeInterval(300).millisecondsSince1970
             try await system.sync(fresh, userID: "bob")
             try await system.drain()
             // An old copy of the signed transaction never moves it, whatever the behavior.
             var old = purchase
-            old.signedDate = start.addingTimeInterval(60).appleMilliseconds
+            old.signedDate = start.addingTimeInterval(60).millisecondsSince1970
             try await system.sync(old, userID: "carol")
             try await system.drain()
 

@@ -92,7 +92,7 @@ struct WebhookExamplesTests {
                                 renewal: .init(originalTransactionId: tx.transactionId, productId: "pro.monthly", autoRenewProductId: "pro.yearly"),
                                 at: at(3))
         var grace = SampleAppleRenewalInfo(originalTransactionId: tx.transactionId, productId: "pro.monthly", autoRenewProductId: "pro.yearly")
-        grace.gracePeriodExpiresDate = at(0).addingTimeInterval(36 * 86_400).appleMilliseconds
+        grace.gracePeriodExpiresDate = at(0).addingTimeInterval(36 * 86_400).millisecondsSince1970
         grace.isInBillingRetryPeriod = true
         try await system.notify("DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: tx, renewal: grace, at: at(4))
         var renewal = subscription("2000000061002", user: user, product: "pro.yearly", purchased: at(5),
@@ -113,7 +113,7 @@ struct WebhookExamplesTests {
     static func appleRefund(_ system: SystemHarness) async throws {
         var tx = subscription("2000000062001", user: "2b7e4c1a-9d3f-4e8b-8c2a-5f6d7e8a9b01", purchased: at(0))
         try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: tx, at: at(0))
-        tx.revocationDate = at(2).appleMilliseconds
+        tx.revocationDate = at(2).millisecondsSince1970
         tx.revocationReason = 0
         try await system.notify("REFUND", transaction: tx, at: at(2))
         tx.revocationDate = nil
@@ -126,7 +126,7 @@ struct WebhookExamplesTests {
         try await system.sync(tx, userID: "app_user_1")
         try await system.drain()
         var later = tx
-        later.signedDate = Date().appleMilliseconds
+        later.signedDate = Date().millisecondsSince1970
         try await system.sync(later, userID: "app_user_2")
     }
 

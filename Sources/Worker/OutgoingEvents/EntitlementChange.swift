@@ -88,6 +88,6 @@ enum EntitlementChange {
     /// A time to the millisecond, the providers' precision: a time that went through the
     /// database (microseconds) compares equal to the one decoded from the provider.
     private static func milliseconds(_ date: Date?) -> Int64? {
-        date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        date?.millisecondsSince1970
     }
 }

@@ -117,7 +117,7 @@ struct ConsoleCustomerTests {
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: purchase, at: bought.addingTimeInterval(60))
             try await system.drain()
             var current = purchase
-            current.signedDate = Date().appleMilliseconds
+            current.signedDate = Date().millisecondsSince1970
             var renewal = SampleAppleRenewalInfo(originalTransactionId: "9911", autoRenewStatus: 0)
             renewal.expirationIntent = 1
             standIn.setStatus(

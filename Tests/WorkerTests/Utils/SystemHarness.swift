@@ -67,9 +67,9 @@ struct SystemHarness: Sendable {
         at signedDate: Date = Date(), production: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var transaction = transaction
-        transaction.signedDate = signedDate.appleMilliseconds
+        transaction.signedDate = signedDate.millisecondsSince1970
         var renewal = renewal
-        renewal?.signedDate = signedDate.appleMilliseconds
+        renewal?.signedDate = signedDate.millisecondsSince1970
         if production {
             transaction.environment = "Production"
             renewal?.environment = "Production"

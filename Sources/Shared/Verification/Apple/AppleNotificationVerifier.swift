@@ -169,7 +169,7 @@ public struct AppleNotificationVerifier: Sendable {
         }
         let originalID = transaction.originalTransactionId ?? transaction.transactionId
         let newest = signedDates.max()
-        let millis = newest.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        let millis = newest.map { String($0.millisecondsSince1970) } ?? "-"
         var body: [String: any Sendable] = [
             "status": status, "environment": sandbox ? "Sandbox" : "Production", "signedTransactionInfo": signedTransaction,
         ]
@@ -193,7 +193,7 @@ public struct AppleNotificationVerifier: Sendable {
     /// `<transactionId>/<signedDate ms>/<first 16 hex digits of SHA-256(user_id)>`: what makes two
     /// syncs the same event. The user is hashed to keep the key short and free of its bytes.
     static func syncKey(_ transaction: AppleTransactionPayload, userID: String) -> String {
-        let signed = transaction.signedDate.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        let signed = transaction.signedDate.map { String($0.millisecondsSince1970) } ?? "-"
         let user = SHA256.hash(data: Data(userID.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
         return "\(transaction.transactionId)/\(signed)/\(user)"
     }

@@ -21,7 +21,7 @@ extension AppleDecider {
     static func takeRenewal(_ event: Event, into entitlement: inout EntitlementState) -> Bool {
         guard let renewal = event.renewal, changesState(event.type) else { return false }
         let signed = renewal.signedDate ?? event.time
-        if let taken = entitlement.renewalInfoSignedAt, signed < taken { return false }
+        if let taken = entitlement.renewalInfoSignedAt, signed.millisecondsSince1970 < taken.millisecondsSince1970 { return false }
         entitlement.renewalInfoSignedAt = signed
         if let status = renewal.autoRenewStatus {
             let willRenew = status != 0

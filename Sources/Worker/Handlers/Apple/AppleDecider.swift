@@ -54,7 +54,7 @@ struct AppleDecider {
         else {
             return .recorded("the transaction names no product or type", entityKey: key)
         }
-        if let newest = state.entitlement?.lastEventTime, event.time < newest {
+        if let newest = state.entitlement?.lastEventTime, event.time.millisecondsSince1970 < newest.millisecondsSince1970 {
             return stale(event, state, key: key, productType: productType, newest: newest)
         }
 
@@ -267,7 +267,7 @@ struct AppleDecider {
         for tx: AppleTransactionPayload, event: Event, state: State, productType: ProductType
     ) -> TransactionState {
         var transaction = state.transaction ?? Self.transaction(from: tx, productType: productType, environment: event.environment)
-        if reportsPayment(event.type), transaction.lastEventTime.map({ event.time >= $0 }) ?? true {
+        if reportsPayment(event.type), transaction.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
             transaction.status = tx.revocationDate == nil ? .succeeded : .refunded
             transaction.refundedAt = tx.revocationDate
             transaction.amountRefunded = tx.revocationDate == nil ? nil : refundedAmount(of: tx, amount: transaction.amount)
@@ -283,14 +283,14 @@ struct AppleDecider {
     /// later), or either has none (a one-time purchase, an entitlement not known yet).
     static func isPeriodInForce(_ tx: AppleTransactionPayload, of entitlement: EntitlementState?) -> Bool {
         guard let paidUntil = tx.expiresDate, let expiresAt = entitlement?.expiresAt else { return true }
-        return paidUntil >= expiresAt
+        return paidUntil.millisecondsSince1970 >= expiresAt.millisecondsSince1970
     }
 
     /// Whether a transaction pays for a period after the one in force (a renewal or upgrade the
     /// server had not heard of).
     static func extendsPeriod(_ tx: AppleTransactionPayload, of entitlement: EntitlementState) -> Bool {
         guard let paidUntil = tx.expiresDate else { return false }
-        return entitlement.expiresAt.map { paidUntil > $0 } ?? true
+        return entitlement.expiresAt.map { paidUntil.millisecondsSince1970 > $0.millisecondsSince1970 } ?? true
     }
 
     /// The notification types that change an entitlement; all others are recorded only.

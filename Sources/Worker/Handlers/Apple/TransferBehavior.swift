@@ -38,7 +38,7 @@ enum TransferBehavior: String, Sendable, CaseIterable {
     ///   - newestEvent: the `signedDate` of the newest event applied to it: a sync signed before
     ///     that (an old copy of the signed transaction) never moves it, whatever the behavior.
     func verdict(signedAt: Date, newestEvent: Date?, holderIsActive: Bool) -> Verdict {
-        if let newestEvent, signedAt < newestEvent {
+        if let newestEvent, signedAt.millisecondsSince1970 < newestEvent.millisecondsSince1970 {
             return .keep("the synced transaction was signed before the purchase's newest event; an old copy moves nothing")
         }
         switch self {
