@@ -34,17 +34,8 @@ CREATE TABLE endpoints (
 );
 CREATE UNIQUE INDEX endpoints_environment_url ON endpoints (url) WHERE managed_by = 'environment';
 
--- Whether an endpoint takes an event of this type, provider and environment: its filters, in one place
--- for the writer and for `worker endpoints resend`. A pattern is a type, '*', or a prefix and '.*'.
-CREATE FUNCTION sluice_endpoint_takes(e endpoints, p_type text, p_provider text, p_environment text) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT (e.environment = 'all' OR e.environment = p_environment)
-       AND (cardinality(e.sources) = 0 OR p_provider = ANY(e.sources))
-       AND (cardinality(e.event_types) = 0 OR EXISTS (
-           SELECT 1 FROM unnest(e.event_types) AS pattern
-           WHERE pattern = '*' OR pattern = p_type
-              OR (right(pattern, 2) = '.*' AND starts_with(p_type, left(pattern, -1)))))
-$$;
+-- sluice_endpoint_takes: now in sql/functions/, re-applied by every `worker migrate` (the
+-- current body of a function is in one file; a migration changes only the schema).
 
 -- Numbers the events; gaps are normal (numbers are shared by every entitlement).
 CREATE SEQUENCE outgoing_event_sequence;

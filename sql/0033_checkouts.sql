@@ -60,28 +60,12 @@ CREATE INDEX IF NOT EXISTS checkouts_to_cancel ON checkouts (expires_at) WHERE c
 -- The worker's replacement pass: subscriptions to cancel once their replacement is paid.
 CREATE INDEX IF NOT EXISTS checkouts_replacing ON checkouts (created_at) WHERE replaces_subscription IS NOT NULL AND replacement_settled_at IS NULL;
 
--- A user's recent checkouts, for the trigger below.
+-- A user's recent checkouts, for the trigger of sql/functions/notify_user_changed.sql.
 CREATE INDEX IF NOT EXISTS checkouts_user ON checkouts (user_id, created_at);
 
--- `GET /v1/iap/transactions/{id}?wait=` is woken by this: each transaction or entitlement a
--- commit wrote names its user on the channel, once per user and transaction (PostgreSQL folds
--- equal notifications), delivered only if the apply commits. Only a user with a checkout of the
--- last two days (the longest window is one day) is named: a transaction that notifies takes a
--- database-wide lock at commit, which the rest of the apply traffic need not pay.
-CREATE OR REPLACE FUNCTION notify_user_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF NEW.user_id IS NOT NULL
-        AND EXISTS (SELECT 1 FROM checkouts WHERE user_id = NEW.user_id AND created_at > now() - interval '2 days') THEN
-        PERFORM pg_notify('sluice_user_changed', NEW.user_id);
-    END IF;
-    RETURN NULL;
-END $$;
-DROP TRIGGER IF EXISTS transactions_notify_user ON transactions;
-CREATE TRIGGER transactions_notify_user AFTER INSERT OR UPDATE ON transactions
-    FOR EACH ROW EXECUTE FUNCTION notify_user_changed();
-DROP TRIGGER IF EXISTS entitlements_notify_user ON entitlements;
-CREATE TRIGGER entitlements_notify_user AFTER INSERT OR UPDATE ON entitlements
-    FOR EACH ROW EXECUTE FUNCTION notify_user_changed();
+-- notify_user_changed and its triggers on transactions and entitlements: now in sql/functions/,
+-- re-applied by every `worker migrate` (the current body of a function is in one file; a
+-- migration changes only the schema).
 
 DO $$
 BEGIN

@@ -45,6 +45,53 @@ struct MigratorTests {
         }
     }
 
+    /// Each function's current body is in one file of `sql/functions/`, named after it; no
+    /// migration defines one (a migration changes only the schema).
+    @Test func eachFunctionIsDefinedInOneFileNamedAfterIt() throws {
+        let functions = try Migration.loadFunctions(from: TestDatabase.migrationsDirectory)
+        #expect(functions.count >= 10)
+        for file in functions {
+            let name = file.version.replacingOccurrences(of: "functions/", with: "")
+            #expect(file.sql.contains("CREATE OR REPLACE FUNCTION \(name)("), "\(file.version)")
+            #expect(Self.definedFunctions(in: file.sql) == [name], "\(file.version)")
+        }
+        for migration in try Migration.load(from: TestDatabase.migrationsDirectory) {
+            #expect(Self.definedFunctions(in: migration.sql).isEmpty, "\(migration.version) defines a function")
+        }
+    }
+
+    /// The names a SQL text creates functions of, outside comments.
+    static func definedFunctions(in sql: String) -> Set<String> {
+        var names = Set<String>()
+        for line in sql.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("--") {
+            for marker in ["CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION "] {
+                guard let range = line.range(of: marker) else { continue }
+                names.insert(String(line[range.upperBound...].prefix { $0 != "(" }))
+            }
+        }
+        return names
+    }
+
+    /// `worker migrate`'s migrations then functions: the database holds exactly the functions of
+    /// the files (none left over from an earlier body), and a function changed by hand is put
+    /// back by the next migrate, which finds no migration to run.
+    @Test func theFunctionFilesAreAppliedEveryTime() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let migrator = Migrator(client: db.client, logger: Self.logger)
+            try await migrator.migrate(directory: TestDatabase.migrationsDirectory)
+            let files = try Migration.loadFunctions(from: TestDatabase.migrationsDirectory).map { $0.version.replacingOccurrences(of: "functions/", with: "") }
+            #expect(try await db.strings("""
+                SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE n.nspname = 'public' ORDER BY 1
+                """) == files.sorted())
+            try await db.client.query(
+                "CREATE OR REPLACE FUNCTION sluice_timestamp_us(p_microseconds bigint) RETURNS timestamptz LANGUAGE sql AS $$ SELECT NULL::timestamptz $$",
+                logger: Self.logger)
+            #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory).isEmpty)
+            #expect(try await db.scalar("SELECT extract(epoch FROM sluice_timestamp_us(1000000))::bigint") == 946_684_801)
+        }
+    }
+
     /// `CREATE INDEX CONCURRENTLY` cannot run in a transaction: a migration marked
     /// `-- sluice:no-transaction` runs outside one, between the transactional runs around it.
     @Test func aNoTransactionMigrationBuildsAnIndexConcurrently() async throws {

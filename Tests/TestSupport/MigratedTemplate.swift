@@ -16,17 +16,17 @@ import Shared
 actor MigratedTemplate {
     private var built: String?
 
-    /// The template's name on `server`, migrated with `migrations`; built on first use.
-    func name(on server: DatabaseURL, migrations: [Migration], logger: Logger) async throws -> String {
+    /// The template's name on `server`, migrated with `migrations` and `functions`; built on first use.
+    func name(on server: DatabaseURL, migrations: [Migration], functions: [Migration], logger: Logger) async throws -> String {
         if let built { return built }
-        let name = "sluice_template_" + Self.fingerprint(of: migrations)
+        let name = "sluice_template_" + Self.fingerprint(of: migrations + functions)
         if try await !Self.exists(name, on: server, logger: logger) {
             let building = "\(name)_\(UInt32.random(in: 0...UInt32.max))"
             try await Self.admin(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: building)", logger: logger) }
             var url = server
             url.database = building
             try await DatabaseSession.with(url, maximumConnections: 1, logger: logger) { client in
-                try await Migrator(client: client, logger: logger).migrate(migrations)
+                try await Migrator(client: client, logger: logger).migrate(migrations, functions: functions)
             }
             do {
                 try await Self.admin(server, logger: logger) {

@@ -59,7 +59,9 @@ public struct TestDatabase: Sendable {
                     defer { group.cancelAll() }
                     try await creations.run {
                         let template = migrate
-                            ? try await template.name(on: server, migrations: try Migration.load(from: migrationsDirectory), logger: logger)
+                            ? try await template.name(
+                                on: server, migrations: try Migration.load(from: migrationsDirectory),
+                                functions: try Migration.loadFunctions(from: migrationsDirectory), logger: logger)
                             : nil
                         try await create(name, from: template, on: server)
                     }

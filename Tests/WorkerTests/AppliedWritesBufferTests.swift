@@ -7,7 +7,7 @@ import TestSupport
 @testable import Worker
 
 /// A batch's records and announcements held back and sent in one statement
-/// (`sluice_write_applied_batch`, sql/0022): the same rows, in the same order, as one call each.
+/// (`sluice_write_applied_batch`): the same rows, in the same order, as one call each.
 @Suite(.timeLimit(.minutes(3)))
 struct AppliedWritesBufferTests {
     /// What a statement after a held write does, and what the database holds once everything is

@@ -64,7 +64,7 @@ struct DatabaseRolesTests {
         try await TestDatabase.with(migrate: false) { db in
             try await Self.createRoles(db)
             try await DatabaseSession.with(try Self.url(db, role: "sluice_migrate"), logger: Self.logger) { client async throws in
-                let applied = try await Migrator(client: client, logger: Self.logger).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+                let applied = try await Migrator(client: client, logger: Self.logger).migrate(directory: TestDatabase.migrationsDirectory)
                 #expect(applied.count >= 8)
             }
             let event = try SampleStripeEvents.event(

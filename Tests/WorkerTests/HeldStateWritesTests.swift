@@ -7,7 +7,7 @@ import TestSupport
 @testable import Worker
 
 /// Entitlement and transaction saves held back in a batch (``HeldStateWrite``,
-/// `sluice_save_held_states`, sql/0024): each answers what the save at once answers, and once
+/// `sluice_save_held_states`): each answers what the save at once answers, and once
 /// sent the database holds what the saves one by one leave — the last state of each row under
 /// the id announced, and one status history row per change, in order.
 @Suite(.timeLimit(.minutes(3)))
@@ -234,7 +234,7 @@ struct HeldStateWritesTests {
                 case .entitlementKeysOfUser:
                     #expect(try await store.entitlementKeys(ofUser: "user_held") == [key])
                 case .assignUser:
-                    // Held too now (sql/0025): the save it follows must be sent before it.
+                    // Held too now (`sluice_assign_held_users`): the save it follows must be sent before it.
                     try await store.assignUser("user_late", toTransactionsOf: key)
                     try await buffer.flush()
                     var users: [String?] = []

@@ -23,7 +23,7 @@ struct IngestCredentialAttackTests {
         try await TestDatabase.with(migrate: false) { db in
             try await DatabaseRolesTests.createRoles(db)
             try await DatabaseSession.with(try DatabaseRolesTests.url(db, role: "sluice_migrate"), logger: TestDatabase.logger) { client async throws in
-                _ = try await Migrator(client: client, logger: TestDatabase.logger).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+                _ = try await Migrator(client: client, logger: TestDatabase.logger).migrate(directory: TestDatabase.migrationsDirectory)
             }
             try await body(db)
         }

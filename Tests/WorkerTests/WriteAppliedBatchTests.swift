@@ -6,9 +6,9 @@ import Testing
 import TestSupport
 @testable import Worker
 
-/// `sluice_write_applied_batch` (sql/0023) writes each table once for the whole batch: what it
+/// `sluice_write_applied_batch` writes each table once for the whole batch: what it
 /// stores and answers must be what one `sluice_write_applied` call per event, in order, stores
-/// and answers (sql/0016, sql/0019) — the same links, records, numbered events, deliveries and
+/// and answers (`sluice_write_applied`) — the same links, records, numbered events, deliveries and
 /// raw forwards, and each call's count of deliveries.
 @Suite(.timeLimit(.minutes(3)))
 struct WriteAppliedBatchTests {

@@ -105,7 +105,7 @@ public struct TransactionState: Sendable, Equatable {
 
     /// Takes `userID`, given late to the entitlement `entitlementKey`'s transactions, when it
     /// reaches this one: a transaction of that entitlement with no user yet (as the `UPDATE` of
-    /// ``StateStore/assignUser(_:toTransactionsOf:)`` and sql/0025 choose). Returns whether it did.
+    /// ``StateStore/assignUser(_:toTransactionsOf:)`` and `sluice_assign_held_users` choose). Returns whether it did.
     public mutating func takeUser(_ userID: String, assignedTo entitlementKey: String) -> Bool {
         guard self.entitlementKey == entitlementKey, self.userID == nil else { return false }
         self.userID = userID

@@ -14,10 +14,10 @@ public enum HeldStateWrite: Sendable, Equatable {
     /// Every transaction of the entitlement `entitlementKey` without a user gets `userID` (a
     /// purchase linked late, ``StateStore/assignUser(_:toTransactionsOf:)``). The held saves it
     /// reaches take the user when it is held (``hold(_:)``); the database's other rows in
-    /// `sluice_assign_held_users` (sql/0025), which leaves the held rows to their last held save.
+    /// `sluice_assign_held_users` (sql/functions/), which leaves the held rows to their last held save.
     case userAssignment(entitlementKey: String, userID: String)
 
-    /// The argument of `sluice_write_batch` (sql/0024, sql/0025) for `writes`, in order: an object
+    /// The argument of `sluice_write_batch` (sql/functions/) for `writes`, in order: an object
     /// with the entitlements', the transactions' and the user assignments' rows, each numbered
     /// (`n`) by its place in `writes`; times as microseconds since 2000-01-01, as a bind parameter
     /// sends them.
@@ -56,7 +56,7 @@ public enum HeldStateWrite: Sendable, Equatable {
         return json.text
     }
 
-    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_entitlement` (sql/0018).
+    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_entitlement`.
     private static func entitlementRow(n: Int, id: UUID, _ e: EntitlementState, announcedActive: Bool, to json: inout JSONTextWriter) {
         json.object { row in
             row.member("n", n)
@@ -89,7 +89,7 @@ public enum HeldStateWrite: Sendable, Equatable {
         }
     }
 
-    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_transaction` (sql/0018).
+    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_transaction`.
     private static func transactionRow(n: Int, id: UUID, _ t: TransactionState, eventID: Int64, to json: inout JSONTextWriter) {
         json.object { row in
             row.member("n", n)

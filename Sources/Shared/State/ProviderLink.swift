@@ -44,7 +44,7 @@ public struct ProviderLink: Sendable, Equatable {
     }
 
     /// This link as saving `newer` over it leaves it: each field `newer` carries replaces this
-    /// one's; a `nil` keeps it (`sluice_save_links`, sql/0017).
+    /// one's; a `nil` keeps it (`sluice_save_links`, sql/functions/).
     public func completed(by newer: ProviderLink) -> ProviderLink {
         var link = self
         link.userID = newer.userID ?? userID

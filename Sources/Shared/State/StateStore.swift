@@ -106,7 +106,7 @@ public struct StateStore: Sendable {
 
     /// Inserts or updates an entitlement, and says what it was before.
     ///
-    /// The previous row is read in the same call (`sluice_save_entitlement`, sql/0018), just before
+    /// The previous row is read in the same call (`sluice_save_entitlement`, sql/functions/), just before
     /// the upsert, under the entity's lock the caller holds; the upsert locks the row until the
     /// caller's transaction ends.
     ///
@@ -124,7 +124,7 @@ public struct StateStore: Sendable {
             return Saved(id: id, previous: known?.state)
         }
         try await flushPendingWrites()
-        // sql/0018: the function keeps its statements' plans per server connection.
+        // sql/functions/sluice_save_*.sql: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
             SELECT s.saved_id, (s.previous).* FROM sluice_save_entitlement(
@@ -191,7 +191,7 @@ public struct StateStore: Sendable {
             return Saved(id: id, previous: known?.state)
         }
         try await flushPendingWrites()
-        // sql/0018: the function keeps its statements' plans per server connection.
+        // sql/functions/sluice_save_*.sql: the function keeps its statements' plans per server connection.
         let rows = try await connection.query(
             """
             SELECT s.saved_id, (s.previous).* FROM sluice_save_transaction(
@@ -235,12 +235,12 @@ public struct StateStore: Sendable {
     /// A link already stored with every value it carries is not written: an upsert would lock its
     /// row until the transaction ends, and a link many events share (a Stripe customer paying
     /// often) would make their transactions wait for each other for nothing. Rows are written in
-    /// the order given (`sluice_save_links`, sql/0017), so callers that sort them never deadlock
+    /// the order given (`sluice_save_links`, sql/functions/), so callers that sort them never deadlock
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
         guard let rows = linksToSave(links) else { return }
         try await flushPendingWrites()
-        // sql/0017: one indexed statement per link, each with a kept plan. The function's errors
+        // sql/functions/sluice_save_links.sql: one indexed statement per link, each with a kept plan. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
         let result = try await connection.query("SELECT sluice_save_links(\(rows)::jsonb)", logger: logger)
         for try await _ in result {}

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
-/// One numbered SQL file from `sql/`, such as `0001_queue.sql`.
+/// One numbered SQL file from `sql/`, such as `0001_queue.sql`; or one function's file from
+/// `sql/functions/` (``loadFunctions(from:)``), which holds the function's current body.
 public struct Migration: Sendable, Equatable {
-    /// The file name without `.sql`; it is what `schema_migrations` records.
+    /// The file name without `.sql`; it is what `schema_migrations` records. A function's file is
+    /// `functions/<name>`, and is recorded nowhere: it is applied every time.
     public var version: String
     public var sql: String
 
@@ -46,6 +48,28 @@ public struct Migration: Sendable, Equatable {
             throw ConfigurationError(variable: "migrations directory", reason: "\(directory.path) holds no NNNN_name.sql file")
         }
         return migrations
+    }
+
+    /// The folder of function files inside a migrations folder.
+    public static let functionsFolder = "functions"
+
+    /// Reads every `<name>.sql` of the `functions/` folder inside `directory`, in name order: each
+    /// function's current body with its grants (`CREATE OR REPLACE`), applied by the ``Migrator``
+    /// after the pending migrations, every time. A folder without one reads as none.
+    ///
+    /// - Throws: ``ConfigurationError`` when a function file cannot be read.
+    public static func loadFunctions(from directory: URL) throws -> [Migration] {
+        let folder = directory.appendingPathComponent(functionsFolder)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
+        return try names.filter { $0.hasSuffix(".sql") }.sorted().map { name in
+            do {
+                return Migration(
+                    version: "\(functionsFolder)/\(name.dropLast(4))",
+                    sql: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+            } catch {
+                throw ConfigurationError(variable: "migrations directory", reason: "\(folder.path)/\(name) cannot be read")
+            }
+        }
     }
 
     /// Finds the `sql/` folder: an explicit path, else `./sql`, else next to the installed binary

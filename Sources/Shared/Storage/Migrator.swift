@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+public import Foundation
 public import Logging
 public import PostgresNIO
 
@@ -9,6 +10,12 @@ public import PostgresNIO
 /// a failing one rolls them all back and leaves the database as it was before them. A migration
 /// marked ``Migration/noTransactionMarker`` (a concurrent index build) runs on its own, outside
 /// any transaction, and is recorded once all its statements succeeded.
+///
+/// Then the function files (`sql/functions/`, ``Migration/loadFunctions(from:)``) are applied, all
+/// in one transaction, every time: a function's current body is in one file, and a release that
+/// changes it changes the database's on its next migrate. A file must be safe to run again
+/// (`CREATE OR REPLACE`); a change of a function's arguments or result needs a migration that
+/// drops the old one first.
 public struct Migrator: Sendable {
     /// The advisory lock key that serialises migrators ("sluice" in ASCII).
     static let lockKey: Int64 = 0x736C_7569_6365
@@ -21,17 +28,20 @@ public struct Migrator: Sendable {
         self.logger = logger
     }
 
-    /// Applies what is pending.
+    /// Applies what is pending, then `functions`.
     ///
-    /// - Returns: the versions this call applied, empty when everything was already there.
-    /// - Throws: the database error of the migration that failed, wrapped in ``MigrationError``.
+    /// - Returns: the versions this call applied, empty when everything was already there (the
+    ///   functions, applied every time, are not listed).
+    /// - Throws: the database error of the migration or function file that failed, wrapped in
+    ///   ``MigrationError``.
     @discardableResult
-    public func migrate(_ migrations: [Migration]) async throws -> [String] {
+    public func migrate(_ migrations: [Migration], functions: [Migration] = []) async throws -> [String] {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await Self.lock(connection, logger: logger)
             do {
                 let applied = try await Self.apply(migrations, on: connection, logger: logger)
+                try await Self.apply(functions: functions, on: connection, logger: logger)
                 try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {
@@ -39,6 +49,13 @@ public struct Migrator: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Applies what is pending of the migrations in `directory`, then its function files: what
+    /// `worker migrate` does.
+    @discardableResult
+    public func migrate(directory: URL) async throws -> [String] {
+        try await migrate(try Migration.load(from: directory), functions: try Migration.loadFunctions(from: directory))
     }
 
     /// Takes the session-level lock, asking again every 100 ms rather than waiting in
@@ -83,6 +100,19 @@ public struct Migrator: Sendable {
         return newlyApplied
     }
 
+    /// The function files, in one transaction: all of them or none.
+    private static func apply(functions: [Migration], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !functions.isEmpty else { return }
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                for function in functions { try await run(statementsOf: function, on: connection, logger: logger) }
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error
+        }
+        logger.debug("applied the function files", metadata: ["count": "\(functions.count)"])
+    }
+
     /// Runs of consecutive transactional migrations, and each non-transactional one alone.
     public static func groups(_ pending: [Migration]) -> [[Migration]] {
         var groups: [[Migration]] = []
@@ -97,6 +127,12 @@ public struct Migrator: Sendable {
     }
 
     private static func run(_ migration: Migration, on connection: PostgresConnection, logger: Logger) async throws {
+        try await run(statementsOf: migration, on: connection, logger: logger)
+        try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
+        logger.info("applied migration", metadata: ["version": "\(migration.version)"])
+    }
+
+    private static func run(statementsOf migration: Migration, on connection: PostgresConnection, logger: Logger) async throws {
         do {
             // postgres-nio runs one statement per query; a migration file holds many.
             for statement in SQLStatementSplitter.split(migration.sql) {
@@ -105,8 +141,6 @@ public struct Migrator: Sendable {
         } catch {
             throw MigrationError(version: migration.version, underlying: String(reflecting: error))
         }
-        try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
-        logger.info("applied migration", metadata: ["version": "\(migration.version)"])
     }
 }
 

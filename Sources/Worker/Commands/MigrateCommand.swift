@@ -11,7 +11,9 @@ struct MigrateCommand: AsyncParsableCommand {
         abstract: "Apply pending SQL migrations; safe to run concurrently and repeatedly.",
         discussion: """
             Runs every pending sql/NNNN_name.sql in one transaction under an advisory lock and records \
-            it in schema_migrations. A failing migration leaves the database as it was and exits 1.
+            it in schema_migrations, then applies every sql/functions/<name>.sql (each function's \
+            current body, CREATE OR REPLACE) in one transaction, every time. A failing migration or \
+            function leaves the database as it was and exits 1.
 
             Environment:
               DATABASE_URL        postgres://user:pass@host:port/db (required)
@@ -30,11 +32,16 @@ struct MigrateCommand: AsyncParsableCommand {
             throw CommandFailure("no sql/ folder found; pass --directory or set MIGRATIONS_DIR")
         }
         let migrations = try Migration.load(from: folder)
+        let functions = try Migration.loadFunctions(from: folder)
         // Only DATABASE_URL and the log settings matter here, not the pool's (a bad FORWARD_TARGETS
         // must not stop a migration).
         let applied = try await OperatorSession.with { client, logger in
-            try await Migrator(client: client, logger: logger).migrate(migrations)
+            try await Migrator(client: client, logger: logger).migrate(migrations, functions: functions)
         }
-        OperatorSession.show(applied.isEmpty ? "up to date (\(migrations.count) migrations)" : "applied \(applied.joined(separator: ", "))")
+        let functionsNote = "\(functions.count) functions applied"
+        OperatorSession.show(
+            applied.isEmpty
+                ? "up to date (\(migrations.count) migrations; \(functionsNote))"
+                : "applied \(applied.joined(separator: ", ")); \(functionsNote)")
     }
 }

@@ -9,7 +9,7 @@ import Shared
 /// records: the outgoing events (numbered from `outgoing_event_sequence`, their bodies completed
 /// with the number), one delivery per enabled endpoint whose filters take each
 /// (`sluice_endpoint_takes`), the raw notification's deliveries for `raw_apple` endpoints, and the
-/// event's `applied_events` record; and first the event's provider links (sql/0019). Folding them
+/// event's `applied_events` record; and first the event's provider links (sql/functions/sluice_write_applied.sql). Folding them
 /// into the call that records the event keeps announcing free of extra round trips.
 ///
 /// The caller has saved the entitlements and transactions the events are about in the same
@@ -74,7 +74,7 @@ struct OutgoingEventWriter: Sendable {
     /// - Returns: how many deliveries were made.
     func send(_ call: Call, on connection: PostgresConnection) async throws -> Int {
         let p = CallArguments(call)  // the parameters, named as the function names them
-        // sql/0016_write_applied_function.sql: the function keeps its statements' plans per connection.
+        // sql/functions/sluice_write_applied.sql: the function keeps its statements' plans per connection.
         let rows = try await connection.query(
             """
             SELECT sluice_write_applied(
@@ -90,7 +90,7 @@ struct OutgoingEventWriter: Sendable {
     }
 
     /// Sends held entitlement and transaction saves, then many calls, in one statement
-    /// (`sluice_write_batch`, sql/0024; the calls through `sluice_write_applied_batch`, sql/0023),
+    /// (`sluice_write_batch`; the calls through `sluice_write_applied_batch`; sql/functions/),
     /// each call made as ``send(_:on:)`` would make it, in order.
     ///
     /// - Returns: each call's count of deliveries, in order.
