@@ -125,13 +125,14 @@ struct IngestSettings: Sendable {
         clientAPIKeys = try APIKeyDigests.parse(environment.list("CLIENT_API_KEYS"), variable: "CLIENT_API_KEYS")
         maxBodyBytes = try environment.int("MAX_BODY_BYTES", default: 1_048_576, range: 1_024...(64 << 20))
         requestTimeoutSeconds = try environment.int("REQUEST_TIMEOUT_SECONDS", default: 10, range: 1...300)
-        entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
+        let access = try AccessRules(environment: environment)
+        entitlementLeewaySeconds = access.leewaySeconds
         let readEnvironment = environment.string("READ_API_ENVIRONMENT")?.lowercased() ?? EnvironmentFilter.all.rawValue
         guard let filter = EnvironmentFilter(rawValue: readEnvironment) else {
             throw ConfigurationError(variable: "READ_API_ENVIRONMENT", reason: "must be one of \(EnvironmentFilter.accepted)")
         }
         self.readEnvironment = filter
-        sandboxAccess = try SandboxAccess(environment: environment)
+        sandboxAccess = access.sandboxAccess
         syncMaxUsersPerTransaction = try environment.int("SYNC_MAX_USERS_PER_TRANSACTION", default: 10, range: 1...10_000)
         rateLimitPerKey = try environment.double("RATE_LIMIT_PER_KEY", default: 1_000, range: 0...1_000_000)
         rateLimitPerAddress = try environment.double("RATE_LIMIT_PER_ADDRESS", default: 5, range: 0...1_000_000)

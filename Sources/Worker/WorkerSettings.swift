@@ -107,8 +107,9 @@ struct WorkerSettings: Sendable {
         forwardSigner = try forwardSecret.map(StandardWebhookSigner.init(secret:))
         let timeout = try environment.double("FORWARD_TIMEOUT_SECONDS", default: 10, range: 0.1...3_600)
         forwardTimeout = .milliseconds(Int64(timeout * 1000))
-        entitlementLeewaySeconds = try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800)
-        sandboxAccess = try SandboxAccess(environment: environment)
+        let access = try AccessRules(environment: environment)
+        entitlementLeewaySeconds = access.leewaySeconds
+        sandboxAccess = access.sandboxAccess
         transferBehavior = try TransferBehavior(environment: environment)
         let disableAfter = environment.string("ENDPOINT_DISABLE_AFTER") ?? "5d"
         guard let disableSeconds = TimeExpression.seconds(disableAfter), disableSeconds >= 1 else {

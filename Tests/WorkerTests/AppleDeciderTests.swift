@@ -86,7 +86,7 @@ struct AppleDeciderTests {
     }
 
     static func event(
-        _ type: String, _ subtype: String? = nil, at time: Double, _ tx: AppleTransactionPayload?,
+        _ type: AppleNotificationType, _ subtype: AppleSubtype? = nil, at time: Double, _ tx: AppleTransactionPayload?,
         renewal: AppleRenewalInfoPayload? = nil, environment: PurchaseEnvironment = .production
     ) -> AppleDecider.Event {
         AppleDecider.Event(
@@ -94,7 +94,7 @@ struct AppleDeciderTests {
     }
 
     static func sync(at time: Double, _ tx: AppleTransactionPayload) -> AppleDecider.Event {
-        event(AppleNotificationVerifier.storeKitEventType, at: time, tx)
+        event(.storeKitTransaction, at: time, tx)
     }
 
     /// The subscription as the period ending on day `expires` left it, last changed on day `changed`.

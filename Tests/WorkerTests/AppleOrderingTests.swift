@@ -104,7 +104,7 @@ struct AppleOrderingTests {
         for (index, event) in events.enumerated() {
             let decided = AppleDecider.decide(event.decoded(id: Int64(index)), reference)
             reference.entitlement = decided.entitlements.first ?? reference.entitlement
-            payments.formUnion(decided.transactions.filter { _ in AppleDecider.reportsPayment(event.type) }.map(\.providerTransactionID))
+            payments.formUnion(decided.transactions.filter { _ in AppleDecider.reportsPayment(AppleNotificationType(rawValue: event.type)) }.map(\.providerTransactionID))
         }
         let expected = try #require(reference.entitlement)
         let paymentCount = payments.count
@@ -195,7 +195,7 @@ struct AppleOrderingTests {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .millisecondsSince1970
             return AppleDecider.Event(
-                eventID: id, type: type, subtype: subtype, time: time, environment: .sandbox,
+                eventID: id, type: AppleNotificationType(rawValue: type), subtype: subtype.map(AppleSubtype.init(rawValue:)), time: time, environment: .sandbox,
                 transaction: try! decoder.decode(AppleTransactionPayload.self, from: json.encode(tx)),
                 renewal: try! decoder.decode(AppleRenewalInfoPayload.self, from: json.encode(r)))
         }

@@ -43,8 +43,9 @@ struct ConsoleSettings: Sendable {
         host = environment.string("CONSOLE_HOST") ?? "127.0.0.1"
         port = try environment.int("CONSOLE_PORT", default: 8090, range: 1...65_535)
         self.readOnly = try readOnly || environment.bool("CONSOLE_READ_ONLY", default: false)
-        leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
-        sandboxAccess = try SandboxAccess(environment: environment)
+        let access = try AccessRules(environment: environment)
+        leeway = access.leeway
+        sandboxAccess = access.sandboxAccess
         transferBehavior = try TransferBehavior(environment: environment)
         stripeAccounts = Set(environment.list("STRIPE_ACCOUNTS"))
         recovery = try RecoverySettings(environment: environment)

@@ -65,7 +65,7 @@ struct RecoverySettings: Sendable {
         eventProof = try EventProof.configured(by: environment)
         let interval = try environment.int("RECOVERY_INTERVAL_SECONDS", default: 900, range: 0...86_400)
         self.interval = interval == 0 ? nil : .seconds(interval)
-        leeway = Double(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
+        leeway = try AccessRules(environment: environment).leeway
         reconcileAfter = Double(try environment.int("RECONCILE_AFTER_SECONDS", default: 35 * 86_400, range: 60...(400 * 86_400)))
         recheckAfter = Double(try environment.int("RECONCILE_RECHECK_SECONDS", default: 86_400, range: 0...(30 * 86_400)))
         reconcileBatch = try environment.int("RECONCILE_BATCH", default: 200, range: 1...10_000)

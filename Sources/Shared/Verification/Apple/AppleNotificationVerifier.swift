@@ -53,7 +53,7 @@ public struct AppleNotificationVerifier: Sendable {
     }
 
     /// The event type stored for a synced StoreKit transaction.
-    public static let storeKitEventType = "STOREKIT_TRANSACTION"
+    public static let storeKitEventType = AppleNotificationType.storeKitTransaction.rawValue
 
     let jws: AppleJWSVerifier
     public let configuration: Configuration
@@ -183,12 +183,11 @@ public struct AppleNotificationVerifier: Sendable {
     }
 
     /// The event type of a reconciliation from Apple's subscription status.
-    public static let subscriptionStatusEventType = "SUBSCRIPTION_STATUS"
+    public static let subscriptionStatusEventType = AppleNotificationType.subscriptionStatus.rawValue
 
     /// Apple's subscription `status` values, as the reconciliation event's subtype.
-    public static let subscriptionStatusNames: [Int: String] = [
-        1: "ACTIVE", 2: "EXPIRED", 3: "BILLING_RETRY", 4: "BILLING_GRACE_PERIOD", 5: "REVOKED",
-    ]
+    public static let subscriptionStatusNames: [Int: String] = Dictionary(
+        uniqueKeysWithValues: AppleSubscriptionStatus.allCases.map { ($0.rawValue, $0.name) })
 
     /// `<transactionId>/<signedDate ms>/<first 16 hex digits of SHA-256(user_id)>`: what makes two
     /// syncs the same event. The user is hashed to keep the key short and free of its bytes.

@@ -40,8 +40,8 @@ struct CustomerCommand: AsyncParsableCommand {
     func run() async throws {
         let (id, limit) = (id, limit)
         let environment = try EnvironmentValues.process()
-        let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
-        let sandboxAccess = try SandboxAccess(environment: environment)
+        let access = try AccessRules(environment: environment)
+        let (leeway, sandboxAccess) = (access.leeway, access.sandboxAccess)
         let eventProof = try EventProof.configured(by: environment)
         let story = try await OperatorSession.with { client, logger in
             let subjects = try await CustomerLookup(client: client, logger: logger).find(id)

@@ -51,8 +51,8 @@ struct RebuildCommand: AsyncParsableCommand {
         let (user, entity, since, dryRun, json) = (user, entity, since.flatMap { TimeExpression.pointInTime($0) }, dryRun, self.json)
         let environment = try EnvironmentValues.process()
         let accounts = Set(environment.list("STRIPE_ACCOUNTS"))
-        let leeway = TimeInterval(try environment.int("ENTITLEMENT_LEEWAY_SECONDS", default: 3_600, range: 0...604_800))
-        let sandboxAccess = try SandboxAccess(environment: environment)
+        let access = try AccessRules(environment: environment)
+        let (leeway, sandboxAccess) = (access.leeway, access.sandboxAccess)
         let transferBehavior = try TransferBehavior(environment: environment)
         let eventProof = try EventProof.configured(by: environment)
         let changes = try await OperatorSession.with { client, logger in

@@ -48,12 +48,12 @@ extension AppleDecider {
     }
 
     /// `EXPIRED`'s subtype.
-    static func expirationReason(subtype: String) -> ExpirationReason? {
+    static func expirationReason(subtype: AppleSubtype) -> ExpirationReason? {
         switch subtype {
-        case "VOLUNTARY": .voluntary
-        case "BILLING_RETRY": .billingError
-        case "PRICE_INCREASE": .priceIncrease
-        case "PRODUCT_NOT_FOR_SALE": .productUnavailable
+        case .voluntary: .voluntary
+        case .billingRetry: .billingError
+        case .priceIncrease: .priceIncrease
+        case .productNotForSale: .productUnavailable
         default: nil
         }
     }

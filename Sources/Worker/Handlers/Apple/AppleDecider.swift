@@ -12,16 +12,17 @@ struct AppleDecider {
     /// A notification or a synced transaction, decoded.
     struct Event: Sendable {
         var eventID: Int64
-        /// `notificationType`, or ``AppleNotificationVerifier/storeKitEventType`` for a synced transaction.
-        var type: String
-        var subtype: String?
+        /// `notificationType`, or Sluice's own type for a synced transaction or a reconciled status.
+        var type: AppleNotificationType
+        /// `subtype`; a reconciled status's name (``AppleSubscriptionStatus/name``) for ``AppleNotificationType/subscriptionStatus``.
+        var subtype: AppleSubtype?
         /// Apple `signedDate`: the time that orders events of one `originalTransactionId`.
         var time: Date
         var environment: PurchaseEnvironment
         var transaction: AppleTransactionPayload?
         var renewal: AppleRenewalInfoPayload?
 
-        var isSync: Bool { type == AppleNotificationVerifier.storeKitEventType }
+        var isSync: Bool { type == .storeKitTransaction }
     }
 
     /// The state an event may change, loaded under the entity's lock.
@@ -82,13 +83,13 @@ struct AppleDecider {
 
         var outcome = EventOutcome.applied
         switch (event.type, event.subtype) {
-        case ("SUBSCRIBED", _), ("ONE_TIME_CHARGE", _):
+        case (.subscribed, _), (.oneTimeCharge, _):
             grant(tx, at: event.time, willRenew: renewalTaken ? entitlement.willRenew ?? true : true, to: &entitlement)
-        case (AppleNotificationVerifier.storeKitEventType, _):
+        case (.storeKitTransaction, _):
             if takesTransaction {
                 grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
             }
-        case ("DID_RENEW", _):
+        case (.didRenew, _):
             entitlement.pendingProductID = renewalTaken ? entitlement.pendingProductID : nil
             // A renewal into a free promotional period is a trial again.
             entitlement.isTrial = isFreeTrial(tx)
@@ -98,83 +99,83 @@ struct AppleDecider {
             entitlement.gracePeriodExpiresAt = nil
             entitlement.billingIssueDetectedAt = nil
             entitlement.expirationReason = nil
-        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
+        case (.didChangeRenewalStatus, .autoRenewDisabled):
             entitlement.willRenew = false
             entitlement.cancelledAt = entitlement.cancelledAt ?? event.time
             if isLive(entitlement.status) {
                 entitlement.status = status(fromRenewal: event.renewal, at: event.time, willRenew: false) ?? .cancelled
             }
-        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
+        case (.didChangeRenewalStatus, .autoRenewEnabled):
             entitlement.willRenew = true
             entitlement.cancelledAt = nil
             if isLive(entitlement.status) {
                 entitlement.status = status(fromRenewal: event.renewal, at: event.time, willRenew: true)
                     ?? (entitlement.isTrial ? .trialing : .active)
             }
-        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"):
+        case (.didChangeRenewalPref, .upgrade):
             // An upgrade takes effect at once: the notification carries the new transaction, a new
             // period on the higher product (taken above), paid now.
             grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
-        case ("DID_CHANGE_RENEWAL_PREF", _), ("RENEWAL_EXTENDED", _):
+        case (.didChangeRenewalPref, _), (.renewalExtended, _):
             // A downgrade waits for the renewal: only the product it renews into changes.
             // The pending product and the expiry were taken from the renewal and transaction info above.
             if isLive(entitlement.status), let status = status(fromRenewal: event.renewal, at: event.time, willRenew: entitlement.willRenew) {
                 entitlement.status = entitlement.isTrial && status == .active ? .trialing : status
             }
-        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
+        case (.didFailToRenew, .gracePeriod):
             entitlement.status = .gracePeriod
             entitlement.gracePeriodExpiresAt = event.renewal?.gracePeriodExpiresDate ?? entitlement.gracePeriodExpiresAt
             entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
-        case ("DID_FAIL_TO_RENEW", _), ("GRACE_PERIOD_EXPIRED", _):
+        case (.didFailToRenew, _), (.gracePeriodExpired, _):
             entitlement.status = .pastDue
             entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
-        case ("EXPIRED", let subtype):
+        case (.expired, let subtype):
             entitlement.status = .expired
             entitlement.willRenew = false
             entitlement.expirationReason = subtype.flatMap(expirationReason(subtype:)) ?? entitlement.expirationReason ?? .other
-        case ("REFUND", _):
+        case (.refund, _):
             if inForce { entitlement.status = .refunded }
             transaction.status = .refunded
             transaction.refundedAt = tx.revocationDate ?? event.time
             transaction.amountRefunded = refundedAmount(of: tx, amount: transaction.amount)
-        case ("REFUND_REVERSED", _):
+        case (.refundReversed, _):
             if inForce { entitlement.status = entitlement.willRenew == false ? .cancelled : .active }
             transaction.status = .succeeded
             transaction.refundedAt = nil
             transaction.amountRefunded = nil
-        case ("REVOKE", _):
+        case (.revoke, _):
             if inForce { entitlement.status = .revoked }
-        case ("OFFER_REDEEMED", _):
+        case (.offerRedeemed, _):
             let offer = tx.offerIdentifier.map { (type: tx.offerType, id: Optional($0)) }
                 ?? event.renewal.map { (type: $0.offerType, id: $0.offerIdentifier) }
-            entitlement.offer = offer?.id ?? event.subtype
+            entitlement.offer = offer?.id ?? event.subtype?.rawValue
             entitlement.offerType = offer?.type.flatMap(offerTypeName) ?? entitlement.offerType
-        case (AppleNotificationVerifier.subscriptionStatusEventType, let status):
+        case (.subscriptionStatus, let status):
             // Reconciliation: Apple's answer now, about the subscription's latest transaction.
-            switch status {
-            case "ACTIVE":
+            switch status.flatMap({ AppleSubscriptionStatus(name: $0.rawValue) }) {
+            case .active:
                 grant(tx, at: event.time, willRenew: entitlement.willRenew ?? true, to: &entitlement)
-            case "EXPIRED":
+            case .expired:
                 entitlement.status = .expired
                 entitlement.willRenew = false
                 entitlement.expirationReason = entitlement.expirationReason ?? .other
-            case "BILLING_RETRY":
+            case .billingRetry:
                 entitlement.status = .pastDue
                 entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
-            case "BILLING_GRACE_PERIOD":
+            case .billingGracePeriod:
                 entitlement.status = .gracePeriod
                 entitlement.billingIssueDetectedAt = entitlement.billingIssueDetectedAt ?? event.time
-            default:
+            case .revoked, nil:
                 entitlement.status = .revoked
             }
-        case ("PRICE_INCREASE", let subtype):
-            entitlement.priceIncreaseStatus = subtype == "ACCEPTED" ? .accepted : subtype == "PENDING" ? .pending : entitlement.priceIncreaseStatus
+        case (.priceIncrease, let subtype):
+            entitlement.priceIncreaseStatus = subtype == .accepted ? .accepted : subtype == .pending ? .pending : entitlement.priceIncreaseStatus
         default:
             outcome = .recorded
         }
         // A revoked transaction never grants access, whatever the notification says.
-        if tx.revocationDate != nil, event.type != "REFUND_REVERSED", inForce {
-            let refunded = event.type == "REFUND" || entitlement.status == .refunded || (event.isSync && tx.inAppOwnershipType != "FAMILY_SHARED")
+        if tx.revocationDate != nil, event.type != .refundReversed, inForce {
+            let refunded = event.type == .refund || entitlement.status == .refunded || (event.isSync && tx.inAppOwnershipType != "FAMILY_SHARED")
             entitlement.status = refunded ? .refunded : .revoked
         }
         guard outcome == .applied else {
@@ -277,7 +278,7 @@ struct AppleDecider {
 
     /// Notifications whose transaction is the one they are about (refunded, revoked), not the
     /// subscription's newest: they never move the expiry back or replace the current product.
-    static let aboutItsOwnTransaction: Set<String> = ["REFUND", "REFUND_REVERSED", "REVOKE"]
+    static let aboutItsOwnTransaction: Set<AppleNotificationType> = [.refund, .refundReversed, .revoke]
 
     /// Whether a transaction paid for the period in force: its expiry is the entitlement's (or
     /// later), or either has none (a one-time purchase, an entitlement not known yet).
@@ -294,14 +295,13 @@ struct AppleDecider {
     }
 
     /// The notification types that change an entitlement; all others are recorded only.
-    static let stateChangingTypes: Set<String> = [
-        "SUBSCRIBED", "ONE_TIME_CHARGE", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF",
-        "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED", "REFUND", "REFUND_REVERSED", "REVOKE",
-        "RENEWAL_EXTENDED", "OFFER_REDEEMED", "PRICE_INCREASE", AppleNotificationVerifier.storeKitEventType,
-        AppleNotificationVerifier.subscriptionStatusEventType,
+    static let stateChangingTypes: Set<AppleNotificationType> = [
+        .subscribed, .oneTimeCharge, .didRenew, .didChangeRenewalStatus, .didChangeRenewalPref, .didFailToRenew,
+        .gracePeriodExpired, .expired, .refund, .refundReversed, .revoke, .renewalExtended, .offerRedeemed, .priceIncrease,
+        .storeKitTransaction, .subscriptionStatus,
     ]
 
-    static func changesState(_ type: String) -> Bool { stateChangingTypes.contains(type) }
+    static func changesState(_ type: AppleNotificationType) -> Bool { stateChangingTypes.contains(type) }
 
     /// A subscription that is still running (not ended, refunded or revoked).
     static func isLive(_ status: EntitlementStatus) -> Bool {
@@ -320,9 +320,8 @@ struct AppleDecider {
     }
 
     /// Whether the event's transaction is a payment (not only a change to a subscription).
-    static func reportsPayment(_ type: String) -> Bool {
-        ["SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE", AppleNotificationVerifier.storeKitEventType,
-         AppleNotificationVerifier.subscriptionStatusEventType].contains(type)
+    static func reportsPayment(_ type: AppleNotificationType) -> Bool {
+        [.subscribed, .didRenew, .oneTimeCharge, .storeKitTransaction, .subscriptionStatus].contains(type)
     }
 
     /// A new ledger row for an Apple transaction.

@@ -22,7 +22,7 @@ struct AppleEventHandler: BatchableJobHandler {
     func applyAnnouncing(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
         let (event, syncedUser) = try store.payload(of: job, Self.decode)
         // Apple's notifications are forwarded; syncs and reconciliation events are Sluice's own.
-        let isNotification = job.kind == EventSource.apple.rawValue && event.type != AppleNotificationVerifier.subscriptionStatusEventType
+        let isNotification = job.kind == EventSource.apple.rawValue && event.type != .subscriptionStatus
         let announcer = await outbox?.announcer(for: job, rawNotification: isNotification ? event.environment : nil, logger: logger)
         return try await apply(event, syncedUser: syncedUser, job: job, in: store, announcer: announcer)
     }
@@ -110,7 +110,7 @@ struct AppleEventHandler: BatchableJobHandler {
         if job.kind == EventSource.storekit.rawValue {
             let (transaction, user) = try AppleSignedPayloadDecoder.storeKitSync(body: body)
             let event = AppleDecider.Event(
-                eventID: job.id, type: AppleNotificationVerifier.storeKitEventType, time: transaction.signedDate ?? Date(),
+                eventID: job.id, type: .storeKitTransaction, time: transaction.signedDate ?? Date(),
                 environment: try environment(transaction.environment), transaction: transaction)
             return (event, user)
         }
@@ -122,14 +122,15 @@ struct AppleEventHandler: BatchableJobHandler {
             }
             let time = [status.transaction.signedDate, status.renewal?.signedDate].compactMap { $0 }.max() ?? Date()
             let event = AppleDecider.Event(
-                eventID: job.id, type: AppleNotificationVerifier.subscriptionStatusEventType,
-                subtype: AppleNotificationVerifier.subscriptionStatusNames[status.status], time: time,
+                eventID: job.id, type: .subscriptionStatus,
+                subtype: AppleSubscriptionStatus(rawValue: status.status).map { AppleSubtype(rawValue: $0.name) }, time: time,
                 environment: try environment(status.environment), transaction: status.transaction, renewal: status.renewal)
             return (event, nil)
         }
         let (notification, transaction, renewal) = try AppleSignedPayloadDecoder.notification(body: body)
         let event = AppleDecider.Event(
-            eventID: job.id, type: notification.notificationType, subtype: notification.subtype,
+            eventID: job.id, type: AppleNotificationType(rawValue: notification.notificationType),
+            subtype: notification.subtype.map(AppleSubtype.init(rawValue:)),
             time: notification.signedDate ?? Date(), environment: try environment(notification.environment ?? transaction?.environment),
             transaction: transaction, renewal: renewal)
         return (event, nil)
