@@ -49,7 +49,7 @@ struct MigratorTests {
     /// migration defines one (a migration changes only the schema).
     @Test func eachFunctionIsDefinedInOneFileNamedAfterIt() throws {
         let functions = try Migration.loadFunctions(from: TestDatabase.migrationsDirectory)
-        #expect(functions.count >= 10)
+        #expect(functions.count >= 8)
         for file in functions {
             let name = file.version.replacingOccurrences(of: "functions/", with: "")
             #expect(file.sql.contains("CREATE OR REPLACE FUNCTION \(name)("), "\(file.version)")

@@ -79,13 +79,13 @@ struct StateStoreLockTests {
                     #expect(try await held(connection) == 2)
 
                     try await connection.query("SAVEPOINT job", logger: logger)
-                    store.prefetched?.savepointStarted()
+                    store.prefetched.savepointStarted()
                     try await store.lock(["key_a", "key_c"])
                     #expect(try await held(connection) == 3)
                     try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
-                    store.prefetched?.savepointRolledBack()
+                    store.prefetched.savepointRolledBack()
                     #expect(try await held(connection) == 2, "PostgreSQL released key_c with the savepoint")
-                    #expect(store.prefetched?.unlocked(["key_a", "key_c"]) == ["key_c"])
+                    #expect(store.prefetched.unlocked(["key_a", "key_c"]) == ["key_c"])
                     try await store.lock(["key_c"])
                     #expect(try await held(connection) == 3)
                 }

@@ -149,17 +149,18 @@ struct HeldStateWritesTests {
                 try await store.save(seededLate("pi_late_loaded"), eventID: 10)
                 try await store.save(seededLate("pi_late_unloaded"), eventID: 10)
                 try await store.save(seededLate("pi_late_owned", userID: "user_other"), eventID: 10)
+                try await store.flush()
             }
             var answers: [(id: UUID, line: String)] = []
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
-                let buffer = holding ? AppliedWritesBuffer(connection: connection, logger: TestDatabase.logger) : nil
-                let store = StateStore(
-                    connection: connection, logger: TestDatabase.logger, prefetched: holding ? PrefetchedRows() : nil, pendingWrites: buffer)
-                try await store.prefetch(PrefetchedRows.Plan(
-                    entitlementKeys: ["apple:production:1", "apple:production:2"],
-                    transactionKeys: Set(["pi_new", "pi_seeded", "pi_late_before", "pi_late_after", "pi_late_twice", "pi_late_loaded"].map {
-                        .init(.webCheckout, $0, environment: .production)
-                    })))
+                let store = StateStore(connection: connection, logger: TestDatabase.logger)
+                if holding {
+                    try await store.prefetch(PrefetchedRows.Plan(
+                        entitlementKeys: ["apple:production:1", "apple:production:2"],
+                        transactionKeys: Set(["pi_new", "pi_seeded", "pi_late_before", "pi_late_after", "pi_late_twice", "pi_late_loaded"].map {
+                            .init(.webCheckout, $0, environment: .production)
+                        })))
+                }
                 for save in saves() {
                     switch save {
                     case let .entitlement(state, _, announcedActive):
@@ -172,10 +173,12 @@ struct HeldStateWritesTests {
                     case let .userAssignment(entitlementKey, userID):
                         try await store.assignUser(userID, toTransactionsOf: entitlementKey)
                     }
+                    // The reference: each save sent in a statement of its own, at once.
+                    if !holding { try await store.flush() }
                 }
-                if let buffer {
+                if holding {
                     #expect(try await Self.count("transaction_status_history", on: connection) == 4, "held, not sent")
-                    try await buffer.flush()
+                    try await store.flush()
                 }
             }
             let ids = Set(try await db.strings("SELECT id::text FROM entitlements UNION ALL SELECT id::text FROM transactions"))
@@ -219,8 +222,7 @@ struct HeldStateWritesTests {
     func aStatementAfterAHeldSaveSeesIt(_ statement: FollowingStatement) async throws {
         try await TestDatabase.with { db in
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
-                let buffer = AppliedWritesBuffer(connection: connection, logger: TestDatabase.logger)
-                let store = StateStore(connection: connection, logger: TestDatabase.logger, prefetched: PrefetchedRows(), pendingWrites: buffer)
+                let store = StateStore(connection: connection, logger: TestDatabase.logger)
                 let key = "stripe:production:pi_held"
                 try await store.prefetch(PrefetchedRows.Plan(
                     entitlementKeys: [key], transactionKeys: [.init(.webCheckout, "pi_held", environment: .production)]))
@@ -236,7 +238,7 @@ struct HeldStateWritesTests {
                 case .assignUser:
                     // Held too now (`sluice_assign_held_users`): the save it follows must be sent before it.
                     try await store.assignUser("user_late", toTransactionsOf: key)
-                    try await buffer.flush()
+                    try await store.flush()
                     var users: [String?] = []
                     for try await user in try await connection.query(
                         "SELECT user_id FROM transactions WHERE provider_transaction_id = 'pi_held'", logger: TestDatabase.logger

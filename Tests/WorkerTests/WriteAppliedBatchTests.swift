@@ -6,10 +6,10 @@ import Testing
 import TestSupport
 @testable import Worker
 
-/// `sluice_write_applied_batch` writes each table once for the whole batch: what it
-/// stores and answers must be what one `sluice_write_applied` call per event, in order, stores
-/// and answers (`sluice_write_applied`) — the same links, records, numbered events, deliveries and
-/// raw forwards, and each call's count of deliveries.
+/// `sluice_write_applied_batch` writes each table once for the whole batch: what it stores and
+/// answers for many calls must be what it stores and answers for each call sent alone, in order
+/// (a lone event's statement) — the same links, records, numbered events, deliveries and raw
+/// forwards, and each call's count of deliveries.
 @Suite(.timeLimit(.minutes(3)))
 struct WriteAppliedBatchTests {
     @Test
@@ -58,14 +58,14 @@ struct WriteAppliedBatchTests {
             return String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
         }
         return try [
-            writer.call([], record: .init(eventID: 1, entityKey: granted.entityKey, outcome: .applied), links: linksArgument([link])),
-            writer.call(
+            OutgoingEventWriter.call([], record: .init(eventID: 1, entityKey: granted.entityKey, outcome: .applied), links: linksArgument([link])),
+            OutgoingEventWriter.call(
                 [announcer(2).event(.entitlementGranted, entitlement: granted, id: id, previous: nil),
                  announcer(2).event(.entitlementRenewed, entitlement: renewed, id: id, previous: renewed)],
                 record: .init(eventID: 2, entityKey: renewed.entityKey, outcome: .applied, detail: "two"),
                 rawNotification: .init(eventID: 2, environment: .production), links: linksArgument([completing, other])),
-            writer.call([announcer(3).event(.entitlementRenewed, entitlement: renewed, id: id, previous: renewed)]),
-            writer.call([], rawNotification: .init(eventID: 4, environment: .production)),
+            OutgoingEventWriter.call([announcer(3).event(.entitlementRenewed, entitlement: renewed, id: id, previous: renewed)]),
+            OutgoingEventWriter.call([], rawNotification: .init(eventID: 4, environment: .production)),
         ].map { try #require($0) }
     }
 
@@ -88,12 +88,15 @@ struct WriteAppliedBatchTests {
                 SELECT 'apple', 'n' || n, 'DID_RENEW', 'Production', '100', convert_to('{"n":' || n || '}', 'UTF8'), 'running'
                 FROM generate_series(1, 4) AS n
                 """, logger: TestDatabase.logger)
-            let writer = OutgoingEventWriter(logger: TestDatabase.logger)
             let counts = try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
-                if inOneStatement { return try await writer.send([], calls: calls, on: connection) }
-                var counts: [Int] = []
-                for call in calls { counts.append(try await writer.send(call, on: connection)) }
-                return counts
+                // Each call held under its own number, sent all at once or each in a statement of its own.
+                let writes = HeldWrites()
+                for (n, call) in calls.enumerated() {
+                    writes.hold(call: call.argument, for: Int64(n))
+                    if !inOneStatement { try await writes.send(on: connection, logger: TestDatabase.logger) }
+                }
+                try await writes.send(on: connection, logger: TestDatabase.logger)
+                return calls.indices.map { writes.deliveries(of: Int64($0)) }
             }
             return Written(counts: counts, rows: [
                 try await db.strings(

@@ -1,18 +1,18 @@
 -- SPDX-License-Identifier: Apache-2.0
--- The entitlement and transaction saves of a batch applied without savepoints, held back and
--- sent with its records and announcements in one statement (AppliedWritesBuffer,
--- HeldStateWrite) through sluice_write_batch.
+-- Every entitlement and transaction save applying events makes (StateStore.save, HeldStateWrite),
+-- held and sent with the events' records and announcements in one statement through
+-- sluice_write_batch: a lone event's saves as a batch's.
 --
--- A save is held only when the batch knows the row — loaded under its lock, or saved earlier in
--- the batch — so the worker already knows the row's state before and its id (a new row's id is
--- chosen by the worker). Nothing reads the rows between the held saves and this call: a
--- statement that would is preceded by the call (StateStore flushes the pending writes first).
+-- The worker knows each row's state before and its id when it holds a save (loaded under its
+-- lock, read `FOR UPDATE`, or saved earlier; a new row's id is chosen by the worker). Nothing
+-- reads the rows between the held saves and this call: the store sends what it holds before any
+-- statement of its own.
 --
 -- Each table is written once: the last held state of each row (DISTINCT ON … ORDER BY n DESC),
 -- as the saves one after another would leave it, in key order. The status history gets one row
 -- per held save whose status differs from the one before it — the previous held save of the same
--- transaction, else the last recorded — in the order held: as sluice_save_transaction called once
--- per save records it.
+-- transaction, else the last recorded — in the order held, as the saves one after another would
+-- record it.
 
 CREATE OR REPLACE FUNCTION sluice_save_held_states(p_states jsonb) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,23 +1,24 @@
 -- SPDX-License-Identifier: Apache-2.0
--- sluice_write_applied for many applied events in one call: a batch applied without savepoints
--- sends its events' records, outgoing events, deliveries and links once, after the last event's
--- state (AppliedWritesBuffer). p_calls is a JSON array with one object per sluice_write_applied
--- call, in the order the events were applied; it returns each call's count of deliveries.
+-- What applying events writes besides their state, for one event or many (HeldWrites, through
+-- sluice_write_batch): each call is one event's links, applied_events record, outgoing events
+-- with one delivery per enabled endpoint whose filters take each (sluice_endpoint_takes), and its
+-- raw notification's deliveries for raw_apple endpoints. p_calls is a JSON array of calls in the
+-- order the events were applied (OutgoingEventWriter makes each); it returns each call's count
+-- of deliveries, in order.
 --
--- Each table is written once for the whole batch instead of once per call: one sluice_save_links over every call's links, one INSERT of the records, one
--- of the outgoing events with their deliveries, one of the raw notifications' deliveries.
+-- Each table is written once for all the calls: one sluice_save_links over every call's links,
+-- one INSERT of the records, one of the outgoing events with their deliveries, one of the raw
+-- notifications' deliveries. Called per event in a loop, that work was the largest cost
+-- PostgreSQL had in applying (8.2 ms of execution a call for ~13 events, against 0.26 ms for an
+-- entitlement's upsert; pg_stat_statements, scripts/bench-statements, batch 16).
 --
--- Why: called per event in a loop, it was the largest cost PostgreSQL had in applying (8.2 ms
--- of execution a call for ~13 events, against 0.26 ms for an entitlement's upsert;
--- pg_stat_statements, scripts/bench-statements, batch 16): each call ran five to eight
--- statements, each with its executor's start-up, for one or two rows.
---
--- What stays as sluice_write_applied does it, call by call, which the worker's tests check:
+-- What many calls in one statement keep of the calls one by one, which WriteAppliedBatchTests
+-- checks:
 -- - the links are saved in the order of the calls, each call's in its own order;
--- - the outgoing events are numbered in the order of the calls, each call's in its order;
+-- - the outgoing events are numbered in the order of the calls, each call's in its order, while
+--   the caller holds the rows they are about (a later change of one gets a larger number);
 -- - each call's count of deliveries comes back, in order;
 -- - `created_at` is the call's instant, to the microsecond; deliveries name the call's event.
--- The argument and the answer keep their shape, so a worker of either release can call it.
 CREATE OR REPLACE FUNCTION sluice_write_applied_batch(p_calls jsonb) RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
     all_links jsonb;

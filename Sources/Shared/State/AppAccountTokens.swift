@@ -195,7 +195,7 @@ extension StateStore {
     /// applied meanwhile is waited for and then seen (``AppAccountTokens``).
     public func userFollowingAppAccountToken(_ userID: String?) async throws -> String? {
         guard let userID, let token = UUID(uuidString: userID) else { return userID }
-        if case let .cached(user) = prefetched?.appAccountTokenUser(token) { return user ?? userID }
+        if case let .cached(user) = prefetched.appAccountTokenUser(token) { return user ?? userID }
         for try await _ in try await connection.query(
             "SELECT pg_advisory_xact_lock_shared(hashtextextended(\(AppAccountTokens.lockKey(token)), 0))", logger: logger
         ) {}
@@ -224,13 +224,13 @@ extension StateStore {
         ).decode(String.self) where owner == userID {
             owner = user
         }
-        prefetched?.loaded(appAccountTokens: [token], found: [token: owner])
+        prefetched.loaded(appAccountTokens: [token], found: [token: owner])
         return owner
     }
 
     /// The keys of `userID`'s entitlements, sorted: the order their locks are taken in.
     public func entitlementKeys(ofUser userID: String) async throws -> [String] {
-        try await flushPendingWrites()
+        try await flush()
         var keys: [String] = []
         for try await key in try await connection.query(
             "SELECT entity_key FROM entitlements WHERE user_id = \(userID) ORDER BY entity_key", logger: logger
@@ -243,8 +243,8 @@ extension StateStore {
     /// Gives `userID`'s transactions and provider links to `newUserID` (the entitlements are saved
     /// one by one, under their locks, so that each move is announced).
     public func reassignTransactionsAndLinks(of userID: String, to newUserID: String) async throws {
-        prefetched?.forgetAllTransactionsAndLinks()
-        try await flushPendingWrites()
+        prefetched.forgetAllTransactionsAndLinks()
+        try await flush()
         try await connection.query(
             "UPDATE transactions SET user_id = \(newUserID), updated_at = now() WHERE user_id = \(userID)", logger: logger)
         try await connection.query(

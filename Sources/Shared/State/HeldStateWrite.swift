@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
-/// An entitlement's or a transaction's save held back by ``PendingWrites``: the row as the save
+/// An entitlement's or a transaction's save held back in ``HeldWrites``: the row as the save
 /// would leave it, with the id it has (or will have, when new).
 ///
-/// A ``StateStore`` holds a save only when its ``PrefetchedRows`` knows the row (loaded with its
-/// lock, or saved earlier in the batch): then the state before and the id are known without
-/// asking the database, and nothing else can change the row before the batch commits.
+/// A ``StateStore`` holds every save once it knows the row's state before and its id — from its
+/// ``PrefetchedRows`` (loaded under its lock, or saved earlier) or from a read locking the row —
+/// so nothing else can change the row before the transaction commits.
 public enum HeldStateWrite: Sendable, Equatable {
     case entitlement(EntitlementState, id: UUID, announcedActive: Bool)
     /// `eventID`: the queue row whose event made the change, for the status history.
@@ -56,7 +56,7 @@ public enum HeldStateWrite: Sendable, Equatable {
         return json.text
     }
 
-    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_entitlement`.
+    /// One entitlement row as `sluice_save_held_states` reads it.
     private static func entitlementRow(n: Int, id: UUID, _ e: EntitlementState, announcedActive: Bool, to json: inout JSONTextWriter) {
         json.object { row in
             row.member("n", n)
@@ -89,7 +89,7 @@ public enum HeldStateWrite: Sendable, Equatable {
         }
     }
 
-    /// One row as `sluice_save_held_states` reads it: the columns of `sluice_save_transaction`.
+    /// One transaction row as `sluice_save_held_states` reads it.
     private static func transactionRow(n: Int, id: UUID, _ t: TransactionState, eventID: Int64, to json: inout JSONTextWriter) {
         json.object { row in
             row.member("n", n)

@@ -9,7 +9,7 @@ import Synchronization
 /// Each row written is kept as the database holds it once written (timestamps rounded to its
 /// microseconds), with its id, so a later event of the batch finds it in memory. Rows are loaded
 /// `FOR UPDATE` under the batch's advisory locks, so nobody else changes them until the batch
-/// ends; that is what lets a ``StateStore`` with ``PendingWrites`` hold a known row's save and
+/// ends; that is what lets a ``StateStore`` hold a known row's save (``HeldWrites``) and
 /// answer it from here (``HeldStateWrite``). A link already stored with every value is not written at all.
 /// Nothing read on a miss is added. When a savepoint is rolled back, PostgreSQL releases the
 /// advisory locks taken inside it and undoes its writes: all of those are forgotten here too.

@@ -7,7 +7,7 @@ extension StateStore {
     /// The links of `keys` (of any kinds and scopes) that exist, in the order asked; one statement.
     func links(_ keys: [PrefetchedRows.LinkKey]) async throws -> [ProviderLink] {
         guard !keys.isEmpty else { return [] }
-        try await flushPendingWrites()
+        try await flush()
         let rows = try await connection.query(
             """
             SELECT l.kind, l.external_id, l.user_id, l.entitlement_key, l.transaction_key, l.account, l.scope
@@ -29,7 +29,7 @@ extension StateStore {
 
     /// Loads the links of `keys` into ``prefetched``: one statement.
     public func prefetch(links keys: Set<PrefetchedRows.LinkKey>) async throws {
-        guard let prefetched, !keys.isEmpty else { return }
+        guard !keys.isEmpty else { return }
         let found = try await links(Array(keys))
         prefetched.loaded(links: keys, found: found)
     }
@@ -37,7 +37,6 @@ extension StateStore {
     /// Of `keys`, takes the advisory locks that are free now, in sorted order, without waiting for
     /// any (so that two batches never wait for each other here); returns the ones it holds.
     public func tryLock(_ keys: Set<String>) async throws -> Set<String> {
-        guard let prefetched else { return [] }
         let wanted = prefetched.unlocked(keys)
         var taken = keys.subtracting(wanted)
         guard !wanted.isEmpty else { return taken }
@@ -58,8 +57,7 @@ extension StateStore {
     /// (`FOR UPDATE`, as ``entitlement(_:)`` and ``transaction(_:_:environment:)`` do): two
     /// statements. The caller holds the advisory locks of `plan`'s keys.
     public func prefetch(_ plan: PrefetchedRows.Plan) async throws {
-        guard let prefetched else { return }
-        try await flushPendingWrites()
+        try await flush()
         if !plan.entitlementKeys.isEmpty {
             let keys = plan.entitlementKeys.sorted()
             var found: [EntitlementState] = []

@@ -5,29 +5,31 @@ public import PostgresNIO
 
 /// Loads and saves entitlements, transactions and provider links on one connection, inside the
 /// caller's transaction (the worker's "apply the event and complete the job" transaction).
+///
+/// Every save is held (``writes``) and sent in one statement: before any statement of the
+/// store's own, so each read sees the saves before it, and by the owner with ``flush()`` before
+/// the event's `RELEASE SAVEPOINT` or `COMMIT`. A save answers the row as it was before and its
+/// id from ``prefetched`` when the row is known there (loaded ahead under its lock, or saved
+/// already), else from a read of the row, locked `FOR UPDATE`.
 public struct StateStore: Sendable {
     public let connection: PostgresConnection
     let logger: Logger
-    /// Rows a batch loaded ahead (``PrefetchedRows``): reads find them in memory, writes keep
-    /// what they saved and forget what they changed in bulk.
-    public let prefetched: PrefetchedRows?
-    /// Writes held back to be sent together (``PendingWrites``), sent first by any statement that
-    /// could see them.
-    public let pendingWrites: (any PendingWrites)?
+    /// Rows known in memory (``PrefetchedRows``): those a batch loaded ahead and those saved;
+    /// reads find them there, writes keep what they saved and forget what they changed in bulk.
+    public let prefetched: PrefetchedRows
+    /// The saves, records and announcements not sent yet.
+    public let writes = HeldWrites()
 
-    public init(
-        connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows? = nil, pendingWrites: (any PendingWrites)? = nil
-    ) {
+    public init(connection: PostgresConnection, logger: Logger, prefetched: PrefetchedRows = PrefetchedRows()) {
         self.connection = connection
         self.logger = logger
         self.prefetched = prefetched
-        self.pendingWrites = pendingWrites
     }
 
-    /// Sends the ``pendingWrites``, before a statement that reads or writes provider links, event
-    /// records, entitlements or transactions (``PendingWrites``).
-    func flushPendingWrites() async throws {
-        try await pendingWrites?.flush()
+    /// Sends what is held (``writes``) in one statement: the owner calls it before the event's
+    /// `RELEASE SAVEPOINT` or `COMMIT`, and the store before each statement of its own.
+    public func flush() async throws {
+        try await writes.send(on: connection, logger: logger)
     }
 
     /// Serialises every transaction that works on `key` until this one commits or rolls back.
@@ -53,7 +55,7 @@ public struct StateStore: Sendable {
     /// ``lock(_:)`` for several keys in one round trip, taken in sorted order so that two
     /// transactions locking overlapping keys never deadlock.
     public func lock(_ keys: some Collection<String>) async throws {
-        let sorted = prefetched?.unlocked(keys) ?? Array(Set(keys)).sorted()
+        let sorted = prefetched.unlocked(keys)
         guard !sorted.isEmpty else { return }
         // A function scan yields the array's elements in order, so the locks are taken in it.
         let rows = try await connection.query(
@@ -61,14 +63,14 @@ public struct StateStore: Sendable {
         // The locks are taken while the statement runs, after its result is described: an error
         // waiting for one arrives with the rows, so they are read (else the next statement fails instead).
         for try await _ in rows {}
-        prefetched?.didLock(sorted)
+        prefetched.didLock(sorted)
     }
 
     // MARK: Entitlements
 
     public func entitlement(_ key: String) async throws -> EntitlementState? {
-        if case let .cached(row) = prefetched?.entitlement(key) { return row }
-        try await flushPendingWrites()
+        if case let .cached(row) = prefetched.entitlement(key) { return row }
+        try await flush()
         let rows = try await connection.query(
             "SELECT \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key) FOR UPDATE", logger: logger)
         for try await row in rows { return try EntitlementColumns.decode(row) }
@@ -80,7 +82,7 @@ public struct StateStore: Sendable {
     /// uses the index of such keys alone (sql/0026), comparing bytes whatever the collation.
     public func entitlements(keyedUnder prefix: String) async throws -> [EntitlementState] {
         precondition(prefix.contains("#") && !prefix.isEmpty, "companion keys hold #")
-        try await flushPendingWrites()
+        try await flush()
         // The keys that start with `prefix` are those from it up to, not including, it with its last byte one more.
         var bound = Array(prefix.utf8)
         bound[bound.count - 1] += 1
@@ -104,43 +106,37 @@ public struct StateStore: Sendable {
         public var previous: State?
     }
 
-    /// Inserts or updates an entitlement, and says what it was before.
-    ///
-    /// The previous row is read in the same call (`sluice_save_entitlement`, sql/functions/), just before
-    /// the upsert, under the entity's lock the caller holds; the upsert locks the row until the
-    /// caller's transaction ends.
+    /// Inserts or updates an entitlement (held, ``writes``), and says what it was before.
     ///
     /// - Parameter announcedActive: the `is_active` that the caller announces with this save (the
     ///   clock sweep announces the access of rows still marked active once it runs out).
     ///
-    /// With ``pendingWrites`` and the row known to ``prefetched`` (with its id, or known absent),
-    /// the save is held (``HeldStateWrite``) and its answer comes from memory.
+    /// The row before and its id come from ``prefetched``, else from a read locking the row until
+    /// the transaction ends, under the entity's lock the caller holds; a new row's id is chosen here.
     @discardableResult
     public func save(_ e: EntitlementState, announcedActive: Bool = false) async throws -> Saved<EntitlementState> {
-        if let pendingWrites, case let .cached(known)? = prefetched?.entitlementRow(e.entityKey) {
-            let id = known?.id ?? RandomIdentifier.uuid()
-            pendingWrites.hold(.entitlement(e, id: id, announcedActive: announcedActive))
-            prefetched?.saved(e, id: id)
-            return Saved(id: id, previous: known?.state)
+        let known: (id: UUID, state: EntitlementState)?
+        if case let .cached(row) = prefetched.entitlementRow(e.entityKey) {
+            known = row
+        } else {
+            known = try await storedEntitlementRow(e.entityKey)
         }
-        try await flushPendingWrites()
-        // sql/functions/sluice_save_*.sql: the function keeps its statements' plans per server connection.
+        let id = known?.id ?? RandomIdentifier.uuid()
+        writes.hold(.entitlement(e, id: id, announcedActive: announcedActive))
+        prefetched.saved(e, id: id)
+        return Saved(id: id, previous: known?.state)
+    }
+
+    /// The stored row of `key` with its id, locked `FOR UPDATE`; `nil` when there is none.
+    private func storedEntitlementRow(_ key: String) async throws -> (id: UUID, state: EntitlementState)? {
+        try await flush()
         let rows = try await connection.query(
-            """
-            SELECT s.saved_id, (s.previous).* FROM sluice_save_entitlement(
-                \(e.entityKey), \(e.userID), \(e.email), \(e.productID), \(e.productType.rawValue), \(e.source.rawValue),
-                \(e.environment.rawValue), \(e.status.rawValue), \(e.expiresAt), \(e.purchasedAt), \(e.willRenew), \(e.isTrial),
-                \(e.trialEndsAt), \(e.cancelledAt), \(e.gracePeriodExpiresAt), \(e.pendingProductID), \(e.offer), \(e.offerType),
-                \(e.expirationReason?.rawValue), \(e.billingIssueDetectedAt), \(e.ownership?.rawValue),
-                \(e.priceIncreaseStatus?.rawValue), \(e.renewalInfoSignedAt), \(e.lastEventTime), \(announcedActive)) AS s
-            """, logger: logger)
+            "SELECT id AS row_id, \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key) FOR UPDATE",
+            logger: logger)
         for try await row in rows {
-            let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
-            let existed = try row.makeRandomAccess()["entity_key"].decode(String?.self) != nil
-            prefetched?.saved(e, id: id)
-            return Saved(id: id, previous: existed ? try EntitlementColumns.decode(row) : nil)
+            return (try row.makeRandomAccess()["row_id"].decode(UUID.self), try EntitlementColumns.decode(row))
         }
-        throw StateStoreError(reason: "the entitlement's upsert returned no row")
+        return nil
     }
 
     // MARK: Transactions
@@ -148,8 +144,8 @@ public struct StateStore: Sendable {
     public func transaction(
         _ source: PurchaseSource, _ providerID: String, environment: PurchaseEnvironment
     ) async throws -> TransactionState? {
-        if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row }
-        try await flushPendingWrites()
+        if case let .cached(row) = prefetched.transaction(.init(source, providerID, environment: environment)) { return row }
+        try await flush()
         let rows = try await connection.query(
             """
             SELECT \(unescaped: TransactionColumns.list) FROM transactions
@@ -165,8 +161,8 @@ public struct StateStore: Sendable {
     public func entitlementKey(
         ofTransaction providerID: String, source: PurchaseSource, environment: PurchaseEnvironment
     ) async throws -> String? {
-        if case let .cached(row) = prefetched?.transaction(.init(source, providerID, environment: environment)) { return row?.entitlementKey }
-        try await flushPendingWrites()
+        if case let .cached(row) = prefetched.transaction(.init(source, providerID, environment: environment)) { return row?.entitlementKey }
+        try await flush()
         let rows = try await connection.query(
             """
             SELECT entitlement_key FROM transactions
@@ -176,36 +172,38 @@ public struct StateStore: Sendable {
         return nil
     }
 
-    /// Writes a transaction, and a history row when its status is new; says what it was before.
+    /// Writes a transaction, and a history row when its status is new (held, ``writes``); says
+    /// what it was before, as ``save(_:announcedActive:)`` does.
     ///
     /// - Parameter eventID: the queue row of the event that made the change.
-    ///
-    /// Held as an entitlement's save is (``save(_:announcedActive:)``), when the row is known.
     @discardableResult
     public func save(_ t: TransactionState, eventID: Int64) async throws -> Saved<TransactionState> {
         let key = PrefetchedRows.TransactionKey(t.source, t.providerTransactionID, environment: t.environment)
-        if let pendingWrites, case let .cached(known)? = prefetched?.transactionRow(key) {
-            let id = known?.id ?? RandomIdentifier.uuid()
-            pendingWrites.hold(.transaction(t, id: id, eventID: eventID))
-            prefetched?.saved(t, id: id)
-            return Saved(id: id, previous: known?.state)
+        let known: (id: UUID, state: TransactionState)?
+        if case let .cached(row) = prefetched.transactionRow(key) {
+            known = row
+        } else {
+            known = try await storedTransactionRow(key)
         }
-        try await flushPendingWrites()
-        // sql/functions/sluice_save_*.sql: the function keeps its statements' plans per server connection.
+        let id = known?.id ?? RandomIdentifier.uuid()
+        writes.hold(.transaction(t, id: id, eventID: eventID))
+        prefetched.saved(t, id: id)
+        return Saved(id: id, previous: known?.state)
+    }
+
+    /// The stored row of `key` with its id, locked `FOR UPDATE`; `nil` when there is none.
+    private func storedTransactionRow(_ key: PrefetchedRows.TransactionKey) async throws -> (id: UUID, state: TransactionState)? {
+        try await flush()
         let rows = try await connection.query(
             """
-            SELECT s.saved_id, (s.previous).* FROM sluice_save_transaction(
-                \(t.source.rawValue), \(t.environment.rawValue), \(t.providerTransactionID), \(t.entitlementKey), \(t.userID),
-                \(t.productID), \(t.productType?.rawValue), \(t.status.rawValue), \(t.amount), \(t.currency), \(t.purchasedAt),
-                \(t.refundedAt), \(t.amountRefunded), \(t.periodEnd), \(t.lastEventTime), \(eventID)) AS s
+            SELECT id AS row_id, \(unescaped: TransactionColumns.list) FROM transactions
+            WHERE source = \(key.source.rawValue) AND environment = \(key.environment.rawValue)
+                AND provider_transaction_id = \(key.providerID) FOR UPDATE
             """, logger: logger)
         for try await row in rows {
-            let id = try row.makeRandomAccess()["saved_id"].decode(UUID.self)
-            let existed = try row.makeRandomAccess()["provider_transaction_id"].decode(String?.self) != nil
-            prefetched?.saved(t, id: id)
-            return Saved(id: id, previous: existed ? try TransactionColumns.decode(row) : nil)
+            return (try row.makeRandomAccess()["row_id"].decode(UUID.self), try TransactionColumns.decode(row))
         }
-        throw StateStoreError(reason: "the transaction's upsert returned no row")
+        return nil
     }
 
     // MARK: Links
@@ -220,7 +218,7 @@ public struct StateStore: Sendable {
     public func links(_ ids: [(kind: ProviderLink.Kind, externalID: String)], scope: String = "") async throws -> [ProviderLink] {
         guard !ids.isEmpty else { return [] }
         let keys = ids.map { PrefetchedRows.LinkKey($0.kind, $0.externalID, scope: scope) }
-        if let known = prefetched?.links(keys) { return known }
+        if let known = prefetched.links(keys) { return known }
         return try await links(keys)
     }
 
@@ -239,7 +237,7 @@ public struct StateStore: Sendable {
     /// each other.
     public func save(_ links: [ProviderLink]) async throws {
         guard let rows = linksToSave(links) else { return }
-        try await flushPendingWrites()
+        try await flush()
         // sql/functions/sluice_save_links.sql: one indexed statement per link, each with a kept plan. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
         let result = try await connection.query("SELECT sluice_save_links(\(rows)::jsonb)", logger: logger)
@@ -247,9 +245,9 @@ public struct StateStore: Sendable {
     }
 
     /// The argument of `sluice_save_links` for `links`, for a caller that sends it in a call of its
-    /// own (`sluice_write_applied`); `nil` when none must be written (``PrefetchedRows/saving(_:)``).
+    /// own (an event's call, ``HeldWrites``); `nil` when none must be written (``PrefetchedRows/saving(_:)``).
     public func linksToSave(_ links: [ProviderLink]) -> String? {
-        let links = prefetched?.saving(links) ?? links
+        let links = prefetched.saving(links)
         guard !links.isEmpty else { return nil }
         var json = JSONTextWriter()
         json.array { rows in
@@ -271,8 +269,8 @@ public struct StateStore: Sendable {
     /// Forgets every link of a Stripe Connect account (`account.application.deauthorized`).
     @discardableResult
     public func removeLinks(ofAccount account: String) async throws -> Int {
-        prefetched?.forgetAllLinks()
-        try await flushPendingWrites()
+        prefetched.forgetAllLinks()
+        try await flush()
         var count = 0
         for try await _ in try await connection.query(
             "DELETE FROM provider_links WHERE account = \(account) RETURNING kind", logger: logger
@@ -286,7 +284,7 @@ public struct StateStore: Sendable {
 
     /// Records what became of an event; a second record of the same event is ignored.
     public func record(eventID: Int64, entityKey: String?, outcome: EventOutcome, detail: String? = nil) async throws {
-        try await flushPendingWrites()
+        try await flush()
         try await connection.query(
             """
             INSERT INTO applied_events (event_id, entity_key, outcome, detail)
@@ -308,21 +306,12 @@ extension StateStore {
             """, logger: logger)
     }
 
-    /// Gives the user to the entitlement's transactions that had none (a purchase linked late).
-    ///
-    /// With ``pendingWrites`` and ``prefetched`` the assignment is held (``HeldStateWrite``): the
-    /// rows known here take the user at once, and the database's in the batch's statement.
+    /// Gives the user to the entitlement's transactions that had none (a purchase linked late),
+    /// held (``HeldStateWrite``): the rows known here take the user at once, the database's when
+    /// ``writes`` are sent.
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
-        if let pendingWrites, let prefetched {
-            prefetched.assignUser(userID, toTransactionsOf: entitlementKey)
-            pendingWrites.hold(.userAssignment(entitlementKey: entitlementKey, userID: userID))
-            return
-        }
-        prefetched?.forgetTransactions(ofEntitlement: entitlementKey)
-        try await flushPendingWrites()
-        try await connection.query(
-            "UPDATE transactions SET user_id = \(userID), updated_at = now() WHERE entitlement_key = \(entitlementKey) AND user_id IS NULL",
-            logger: logger)
+        prefetched.assignUser(userID, toTransactionsOf: entitlementKey)
+        writes.hold(.userAssignment(entitlementKey: entitlementKey, userID: userID))
     }
 }
 

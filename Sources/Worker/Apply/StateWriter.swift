@@ -8,8 +8,8 @@ enum StateWriter {
     /// - Parameter announcer: writes one outgoing event per entitlement or transaction whose
     ///   visible state changed (``EntitlementChange``, ``TransactionChange``); `nil` announces
     ///   nothing (`worker rebuild` announces the rebuilt state once, at its end).
-    /// - Returns: what became of the event, and how many deliveries the announcements (and the
-    ///   announcer's raw notification) made.
+    /// - Returns: what became of the event; its ``AppliedEvent/deliveries`` are counted once the
+    ///   store's writes are sent (``StateStore/flush()``).
     @discardableResult
     static func save(_ decision: Decision, eventID: Int64, to store: StateStore, announcer: ChangeAnnouncer? = nil) async throws -> AppliedEvent {
         let now = announcer?.now ?? Date()
@@ -41,21 +41,12 @@ enum StateWriter {
         // wait for each other instead of deadlocking.
         let links = decision.links.sorted(by: { ($0.kind.rawValue, $0.scope, $0.externalID) < ($1.kind.rawValue, $1.scope, $1.externalID) })
         var applied = AppliedEvent(outcome: decision.outcome, entityKey: decision.entityKey, detail: decision.detail)
-        guard let announcer else {
-            try await store.save(links)
-            try await store.record(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail)
-            return applied
-        }
-        // The links, the record, the events and their deliveries, and the raw notification's: one
-        // statement, or a part of the batch's one (AppliedWritesBuffer), whose counts come after.
-        let call = announcer.writer.call(
+        // The links, the record, the events and their deliveries, and the raw notification's: held
+        // with the state (``HeldWrites``), sent in its statement; the counts come after it.
+        let call = OutgoingEventWriter.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
-            rawNotification: announcer.rawNotification, links: store.linksToSave(links))
-        if let call, let buffer = store.pendingWrites as? AppliedWritesBuffer {
-            buffer.add(call, for: eventID)
-        } else if let call {
-            applied.deliveries = try await announcer.writer.send(call, on: store.connection)
-        }
+            rawNotification: announcer?.rawNotification, links: store.linksToSave(links))
+        if let call { store.writes.hold(call: call.argument, for: eventID) }
         applied.announced = events.map(\.type)
         return applied
     }

@@ -4,13 +4,14 @@ import Logging
 import PostgresNIO
 import Shared
 
-/// Writes, inside the caller's transaction and in **one call** (`sluice_write_applied`, whose
-/// statements keep their plans per connection), everything applying one event sends out and
-/// records: the outgoing events (numbered from `outgoing_event_sequence`, their bodies completed
+/// Makes the **call** that writes, inside the caller's transaction, everything applying one event
+/// sends out and records (an element of `sluice_write_applied_batch`'s argument, held with the
+/// event's state in the store's ``HeldWrites``): the event's provider links, its `applied_events`
+/// record, the outgoing events (numbered from `outgoing_event_sequence`, their bodies completed
 /// with the number), one delivery per enabled endpoint whose filters take each
-/// (`sluice_endpoint_takes`), the raw notification's deliveries for `raw_apple` endpoints, and the
-/// event's `applied_events` record; and first the event's provider links (sql/functions/sluice_write_applied.sql). Folding them
-/// into the call that records the event keeps announcing free of extra round trips.
+/// (`sluice_endpoint_takes`), and the raw notification's deliveries for `raw_apple` endpoints.
+/// Folding them into the statement that saves the event's state keeps announcing free of extra
+/// round trips.
 ///
 /// The caller has saved the entitlements and transactions the events are about in the same
 /// transaction, so their rows are locked: a later change of one waits, and gets a larger number.
@@ -32,7 +33,7 @@ struct OutgoingEventWriter: Sendable {
         var environment: PurchaseEnvironment
     }
 
-    /// The arguments of one `sluice_write_applied` call: what applying one event writes.
+    /// One call of `sluice_write_applied_batch`: what applying one event writes besides its state.
     struct Call: Sendable {
         var events: [OutgoingEvent]
         /// Each event's body after its `sequence` (``OutgoingEvent/renderedTail()``).
@@ -49,7 +50,7 @@ struct OutgoingEventWriter: Sendable {
     ///   - rawNotification: the notification to forward as it is, if any.
     ///   - links: `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
     /// - Returns: the call, or `nil` when there is nothing to write.
-    func call(
+    static func call(
         _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil
     ) -> Call? {
         guard !events.isEmpty || record != nil || rawNotification != nil || links != nil else { return nil }
@@ -57,7 +58,9 @@ struct OutgoingEventWriter: Sendable {
         return Call(events: events, tails: tails, record: record, rawNotification: rawNotification, links: links)
     }
 
-    /// Writes at once what ``call(_:record:rawNotification:links:)`` describes.
+    /// Writes at once what ``call(_:record:rawNotification:links:)`` describes, through the one
+    /// path every applied event's writes take (``HeldWrites``): for writers outside an event's
+    /// apply (the clock sweep, `worker rebuild`'s announcement).
     ///
     /// - Returns: how many deliveries were made.
     @discardableResult
@@ -65,60 +68,32 @@ struct OutgoingEventWriter: Sendable {
         _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil,
         on connection: PostgresConnection
     ) async throws -> Int {
-        guard let call = call(events, record: record, rawNotification: rawNotification, links: links) else { return 0 }
-        return try await send(call, on: connection)
-    }
-
-    /// Sends one call.
-    ///
-    /// - Returns: how many deliveries were made.
-    func send(_ call: Call, on connection: PostgresConnection) async throws -> Int {
-        let p = CallArguments(call)  // the parameters, named as the function names them
-        // sql/functions/sluice_write_applied.sql: the function keeps its statements' plans per connection.
-        let rows = try await connection.query(
-            """
-            SELECT sluice_write_applied(
-                \(p.record_event_id)::bigint, \(p.record_entity_key)::text, \(p.record_outcome)::text, \(p.record_detail)::text,
-                \(p.message_ids)::text[], \(p.types)::text[], \(p.entity_keys)::text[], \(p.ordering_keys)::text[],
-                \(p.providers)::text[], \(p.environments)::text[], \(p.user_ids)::text[], \(p.tails)::text[],
-                \(p.cause_event_id)::bigint, \(call.occurredAt)::timestamptz,
-                \(p.raw_event_id)::bigint, \(p.raw_environment)::text, \(p.links)::jsonb)
-            """, logger: logger)
-        var deliveries = 0
-        for try await count in rows.decode(Int64.self) { deliveries = Int(count) }
-        return deliveries
-    }
-
-    /// Sends held entitlement and transaction saves, then many calls, in one statement
-    /// (`sluice_write_batch`; the calls through `sluice_write_applied_batch`; sql/functions/),
-    /// each call made as ``send(_:on:)`` would make it, in order.
-    ///
-    /// - Returns: each call's count of deliveries, in order.
-    func send(_ states: [HeldStateWrite], calls: [Call], on connection: PostgresConnection) async throws -> [Int] {
-        guard !states.isEmpty || !calls.isEmpty else { return [] }
-        var argument = JSONTextWriter()
-        argument.array { array in for call in calls { CallArguments(call).write(to: &array) } }
-        let rows = try await connection.query(
-            "SELECT sluice_write_batch(\(HeldStateWrite.argument(states))::jsonb, \(argument.text)::jsonb)", logger: logger)
-        var counts: [Int] = []
-        for try await row in rows.decode([Int64].self) { counts = row.map(Int.init) }
-        guard counts.count == calls.count else {
-            throw StateStoreError(reason: "sluice_write_batch answered \(counts.count) counts for \(calls.count) calls")
-        }
-        return counts
+        guard let call = Self.call(events, record: record, rawNotification: rawNotification, links: links) else { return 0 }
+        let writes = HeldWrites()
+        let id = call.causeEventID ?? 0
+        writes.hold(call: call.argument, for: id)
+        try await writes.send(on: connection, logger: logger)
+        return writes.deliveries(of: id)
     }
 }
 
 extension OutgoingEventWriter.Call {
+    /// The call as one element of `sluice_write_applied_batch`'s argument (``HeldWrites/hold(call:for:)``).
+    var argument: String {
+        var json = JSONTextWriter()
+        CallArguments(self).write(to: &json)
+        return json.text
+    }
+
     /// The applied event the outgoing events are about.
     var causeEventID: Int64? { events.first?.causeEventID }
     /// When they happened: stored as `created_at`.
     var occurredAt: Date { events.first?.occurredAt ?? Date() }
 }
 
-/// One call's parameters, as `sluice_write_applied` takes them (``OutgoingEventWriter/send(_:on:)-(Call,_)``)
-/// and as `sluice_write_applied_batch` reads them by name; there the time is in microseconds since
-/// 2000-01-01 (PostgreSQL's own count, as a bind parameter sends it: the same instant to the microsecond).
+/// One call's parameters, as `sluice_write_applied_batch` reads them by name: the time in
+/// microseconds since 2000-01-01 (PostgreSQL's own count, as a bind parameter sends it: the same
+/// instant to the microsecond).
 private struct CallArguments {
     var record_event_id: Int64?
     var record_entity_key: String?

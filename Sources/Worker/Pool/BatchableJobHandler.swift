@@ -28,9 +28,18 @@ extension BatchableJobHandler {
     /// The job alone: applied and completed in one transaction of its own.
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         let applied = try await completion.commit { connection in
-            try await applyAnnouncing(job, in: StateStore(connection: connection, logger: connection.logger))
+            try await applySending(job, in: StateStore(connection: connection, logger: connection.logger))
         }
         didCommit(job, applied)
+    }
+
+    /// ``applyAnnouncing(_:in:)``, then what it held sent (``StateStore/flush()``): what every
+    /// path does before the job's `RELEASE SAVEPOINT` or `COMMIT`. The deliveries are counted then.
+    func applySending(_ job: ClaimedJob, in store: StateStore) async throws -> AppliedEvent {
+        var applied = try await applyAnnouncing(job, in: store)
+        try await store.flush()
+        applied.deliveries += store.writes.deliveries(of: job.id)
+        return applied
     }
 
     func linksToPrefetch(for job: ClaimedJob, in store: StateStore) -> [PrefetchedRows.LinkKey] { [] }
@@ -49,7 +58,6 @@ extension AppliedEvent {
 extension StateStore {
     /// The job's payload as `decode` makes it: once per batch (``PrefetchedRows/payload(of:_:)``).
     func payload<Payload: Sendable>(of job: ClaimedJob, _ decode: (ClaimedJob) throws -> Payload) rethrows -> Payload {
-        guard let prefetched else { return try decode(job) }
-        return try prefetched.payload(of: job.id) { try decode(job) }
+        try prefetched.payload(of: job.id) { try decode(job) }
     }
 }

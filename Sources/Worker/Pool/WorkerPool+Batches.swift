@@ -85,9 +85,10 @@ extension WorkerPool {
     /// statements a savepoint costs per job; a batch with one is applied twice.
     struct JobNeedsItsOwnSavepoint: Error {}
 
-    /// Inside the batch's transaction: what the jobs will read loaded together, the jobs (each in
-    /// a savepoint, `inSavepoints`; else with their records and announcements sent together at the
-    /// end, ``AppliedWritesBuffer``), then the applied ones completed.
+    /// Inside the batch's transaction: what the jobs will read loaded together, the jobs, then the
+    /// applied ones completed. Every job's writes are held in the store (``HeldWrites``): without
+    /// savepoints all of them are sent in one statement after the last job; in savepoints, each
+    /// job's before its `RELEASE SAVEPOINT`.
     private func apply(
         _ batch: [(ClaimedJob, any BatchableJobHandler)], on connection: PostgresConnection, inSavepoints: Bool
     ) async throws -> [BatchOutcome] {
@@ -95,22 +96,20 @@ extension WorkerPool {
         outcomes.reserveCapacity(batch.count)
         try await connection.query("SELECT set_config('lock_timeout', \(Self.batchLockTimeout), true)", logger: logger)
         let prefetched = PrefetchedRows()
-        // Without savepoints, the events' records and announcements are sent together at the end.
-        let buffer = inSavepoints ? nil : AppliedWritesBuffer(connection: connection, logger: logger)
-        let store = StateStore(connection: connection, logger: logger, prefetched: prefetched, pendingWrites: buffer)
+        let store = StateStore(connection: connection, logger: logger, prefetched: prefetched)
         try await Self.prefetch(batch, into: store)
-        if let buffer {
+        if !inSavepoints {
             do {
                 for (job, handler) in batch {
                     outcomes.append(.applied(job, handler, try await handler.applyAnnouncing(job, in: store)))
                 }
-                try await buffer.flush()
+                try await store.flush()
             } catch {
                 throw JobNeedsItsOwnSavepoint()
             }
             outcomes = outcomes.map { outcome in
                 guard case .applied(let job, let handler, var applied) = outcome else { return outcome }
-                applied.deliveries += buffer.deliveries(of: job.id)
+                applied.deliveries += store.writes.deliveries(of: job.id)
                 return .applied(job, handler, applied)
             }
         }
@@ -118,12 +117,13 @@ extension WorkerPool {
             try await connection.query("SAVEPOINT job", logger: logger)
             prefetched.savepointStarted()
             do {
-                let applied = try await handler.applyAnnouncing(job, in: store)
+                let applied = try await handler.applySending(job, in: store)
                 try await connection.query("RELEASE SAVEPOINT job", logger: logger)
                 prefetched.savepointReleased()
                 outcomes.append(.applied(job, handler, applied))
             } catch {
-                // Only this job's writes and locks go; a failure to roll back fails the batch.
+                // Only this job's writes and locks go, held ones too; a failure to roll back fails the batch.
+                store.writes.discard()
                 try await connection.query("ROLLBACK TO SAVEPOINT job", logger: logger)
                 try await connection.query("RELEASE SAVEPOINT job", logger: logger)
                 prefetched.savepointRolledBack()

@@ -34,7 +34,9 @@ struct AppleEventHandler: BatchableJobHandler {
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), without forwarding.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
         let (event, syncedUser) = try Self.decode(job)
-        _ = try await apply(event, syncedUser: syncedUser, job: job, in: StateStore(connection: connection, logger: logger), announcer: nil)
+        let store = StateStore(connection: connection, logger: logger)
+        _ = try await apply(event, syncedUser: syncedUser, job: job, in: store, announcer: nil)
+        try await store.flush()
     }
 
     /// The link of the purchase's `originalTransactionId`, which names its user when the event does not.

@@ -30,7 +30,9 @@ struct StripeEventHandler: BatchableJobHandler {
 
     /// Applies the event inside the caller's transaction on `connection` (`worker rebuild`'s), announcing nothing.
     func apply(_ job: ClaimedJob, on connection: PostgresConnection) async throws {
-        try await apply(job, in: StateStore(connection: connection, logger: logger), announcer: nil)
+        let store = StateStore(connection: connection, logger: logger)
+        try await apply(job, in: store, announcer: nil)
+        try await store.flush()
     }
 
     /// The ids whose links ``subject(of:in:)`` looks up, and the payment's outside-the-app mark.

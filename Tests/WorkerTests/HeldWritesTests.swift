@@ -9,7 +9,7 @@ import TestSupport
 /// A batch's records and announcements held back and sent in one statement
 /// (`sluice_write_applied_batch`): the same rows, in the same order, as one call each.
 @Suite(.timeLimit(.minutes(3)))
-struct AppliedWritesBufferTests {
+struct HeldWritesTests {
     /// What a statement after a held write does, and what the database holds once everything is
     /// sent: each reads or writes what the held write touches, so it must send it first.
     enum FollowingStatement: String, CaseIterable, CustomTestStringConvertible {
@@ -31,13 +31,12 @@ struct AppliedWritesBufferTests {
     func aStatementAfterHeldWritesSeesThem(_ statement: FollowingStatement) async throws {
         try await TestDatabase.with { db in
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
-                let buffer = AppliedWritesBuffer(connection: connection, logger: TestDatabase.logger)
-                let store = StateStore(connection: connection, logger: TestDatabase.logger, prefetched: PrefetchedRows(), pendingWrites: buffer)
+                let store = StateStore(connection: connection, logger: TestDatabase.logger)
                 let link = ProviderLink(
                     .stripePaymentIntent, "pi_held", userID: "user_held", entitlementKey: "stripe:production:pi_held", account: "acct_held")
-                let call = try #require(OutgoingEventWriter(logger: TestDatabase.logger).call(
+                let call = try #require(OutgoingEventWriter.call(
                     [], record: .init(eventID: 41, entityKey: link.entitlementKey, outcome: .applied), links: store.linksToSave([link])))
-                buffer.add(call, for: 41)
+                store.writes.hold(call: call.argument, for: 41)
                 #expect(try await db.scalar("SELECT count(*) FROM applied_events") == 0, "held, not sent")
                 func text(_ query: PostgresQuery) async throws -> String? {
                     for try await value in try await connection.query(query, logger: TestDatabase.logger).decode(String?.self) { return value }
@@ -55,7 +54,7 @@ struct AppliedWritesBufferTests {
                 case .record:
                     try await store.record(eventID: 41, entityKey: nil, outcome: .stale)
                 }
-                try await buffer.flush()
+                try await store.flush()
                 let user = try await text("SELECT user_id FROM provider_links WHERE external_id = 'pi_held'")
                 switch statement {
                 case .linkLookup, .record: #expect(user == "user_held")
@@ -64,7 +63,7 @@ struct AppliedWritesBufferTests {
                 case .accountRemoval: #expect(user == nil, "removed, not written again after")
                 }
                 #expect(try await text("SELECT outcome FROM applied_events WHERE event_id = 41") == "applied")
-                #expect(buffer.deliveries(of: 41) == 0)
+                #expect(store.writes.deliveries(of: 41) == 0)
             }
         }
     }
