@@ -7,12 +7,17 @@ public enum EntitlementColumns {
     /// The list, for statements outside this module (fixed text, safe to splice).
     public static var publicList: String { list }
 
-    static let list = """
-        entity_key, user_id, email, product_id, product_type, source, environment, status, expires_at, purchased_at,
-        will_renew, is_trial, trial_ends_at, cancelled_at, grace_period_expires_at, pending_product_id, offer, offer_type,
-        expiration_reason, billing_issue_detected_at, ownership, price_increase_status, renewal_info_signed_at,
-        last_event_time
-        """
+    /// The columns, in the order every list of them is written: the reads here, the held save's
+    /// JSON row (``HeldStateWrite``) and `sluice_save_held_states`'s columns, which
+    /// `RowColumnsTests` checks against this.
+    public static let names = [
+        "entity_key", "user_id", "email", "product_id", "product_type", "source", "environment", "status", "expires_at",
+        "purchased_at", "will_renew", "is_trial", "trial_ends_at", "cancelled_at", "grace_period_expires_at",
+        "pending_product_id", "offer", "offer_type", "expiration_reason", "billing_issue_detected_at", "ownership",
+        "price_increase_status", "renewal_info_signed_at", "last_event_time",
+    ]
+
+    static let list = names.joined(separator: ", ")
 
     public static func decode(_ row: PostgresRow) throws -> EntitlementState {
         let c = row.makeRandomAccess()
@@ -75,11 +80,14 @@ extension TransactionState {
 }
 
 /// The columns of `transactions` that ``TransactionState`` holds, and how a row becomes one.
-enum TransactionColumns {
-    static let list = """
-        source, environment, provider_transaction_id, entitlement_key, user_id, product_id, product_type, status, amount, currency,
-        purchased_at, refunded_at, amount_refunded, period_end, last_event_time
-        """
+public enum TransactionColumns {
+    /// The columns, in the order every list of them is written, as ``EntitlementColumns/names``.
+    public static let names = [
+        "source", "environment", "provider_transaction_id", "entitlement_key", "user_id", "product_id", "product_type", "status",
+        "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time",
+    ]
+
+    static let list = names.joined(separator: ", ")
 
     static func decode(_ row: PostgresRow) throws -> TransactionState {
         let c = row.makeRandomAccess()
