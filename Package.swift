@@ -74,6 +74,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// The apply machinery only the worker uses: the store every event's reads and writes go
+        /// through, what a batch loads ahead, and the writes held until one statement sends them.
+        .target(
+            name: "Apply",
+            dependencies: ["Shared", product("Logging"), product("PostgresNIO")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "Ingest",
             dependencies: [
@@ -86,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "Worker",
             dependencies: [
-                "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
+                "Apply", "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
                 product("Logging"), product("Mustache"), product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"),
                 product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"), product("UnixSignals"),
             ],
@@ -136,6 +143,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ApplyTests",
+            dependencies: ["Apply", "Shared", "TestSupport", product("Logging"), product("PostgresNIO")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IngestTests",
             dependencies: [
                 "Ingest", "Shared", "TestSupport", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
@@ -147,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "WorkerTests",
             dependencies: [
-                "Worker", "Ingest", "Shared", "TestSupport", "DevSupport", product("AsyncHTTPClient"), product("Crypto"),
+                "Worker", "Apply", "Ingest", "Shared", "TestSupport", "DevSupport", product("AsyncHTTPClient"), product("Crypto"),
                 product("HTTPTypes"), product("Hummingbird"), product("HummingbirdTesting"), product("Logging"), product("NIOCore"),
                 product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"),
                 product("ServiceLifecycleTestKit"),

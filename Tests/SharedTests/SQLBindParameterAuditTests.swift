@@ -15,7 +15,6 @@ struct SQLBindParameterAuditTests {
         "attributesExpression": "built from QueueName's static column names",
         "summaryExpression": "a constant jsonb_build_object over column names",
         "EntitlementColumns.list": "a constant column list",
-        "EntitlementColumns.publicList": "the same constant column list, for the worker",
         "Self.columns": "EndpointStore's constant column list",
         "name.runnableCondition": "a constant condition fixed in QueueName's static values",
         "TransactionColumns.list": "a constant column list",

@@ -4,9 +4,6 @@ public import PostgresNIO
 
 /// The columns of `entitlements` that ``EntitlementState`` holds, and how a row becomes one.
 public enum EntitlementColumns {
-    /// The list, for statements outside this module (fixed text, safe to splice).
-    public static var publicList: String { list }
-
     /// The columns, in the order every list of them is written: the reads here, the held save's
     /// JSON row (``HeldStateWrite``) and `sluice_save_held_states`'s columns, which
     /// `RowColumnsTests` checks against this.
@@ -17,7 +14,8 @@ public enum EntitlementColumns {
         "price_increase_status", "renewal_info_signed_at", "last_event_time",
     ]
 
-    static let list = names.joined(separator: ", ")
+    /// The names as a SELECT list (fixed text, safe to splice).
+    public static let list = names.joined(separator: ", ")
 
     public static func decode(_ row: PostgresRow) throws -> EntitlementState {
         let c = row.makeRandomAccess()
@@ -53,7 +51,7 @@ public enum EntitlementColumns {
 extension EntitlementState {
     /// The state as ``EntitlementColumns/decode(_:)`` reads it back once saved: each time rounded
     /// to the microseconds PostgreSQL keeps, the way PostgresNIO rounds it.
-    var asStored: EntitlementState {
+    public var asStored: EntitlementState {
         var e = self
         e.expiresAt = expiresAt?.asStoredInPostgres
         e.purchasedAt = purchasedAt?.asStoredInPostgres
@@ -69,7 +67,7 @@ extension EntitlementState {
 
 extension TransactionState {
     /// The state as ``TransactionColumns/decode(_:)`` reads it back once saved.
-    var asStored: TransactionState {
+    public var asStored: TransactionState {
         var t = self
         t.purchasedAt = purchasedAt?.asStoredInPostgres
         t.refundedAt = refundedAt?.asStoredInPostgres
@@ -87,9 +85,10 @@ public enum TransactionColumns {
         "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time",
     ]
 
-    static let list = names.joined(separator: ", ")
+    /// The names as a SELECT list (fixed text, safe to splice).
+    public static let list = names.joined(separator: ", ")
 
-    static func decode(_ row: PostgresRow) throws -> TransactionState {
+    public static func decode(_ row: PostgresRow) throws -> TransactionState {
         let c = row.makeRandomAccess()
         var t = TransactionState(
             source: PurchaseSource(rawValue: try c["source"].decode(String.self)) ?? .webCheckout,

@@ -40,7 +40,7 @@ struct ClockExpirySweep: Sendable {
             let now = Date()
             let rows = try await connection.query(
                 """
-                SELECT id AS row_id, \(unescaped: EntitlementColumns.publicList) FROM entitlements
+                SELECT id AS row_id, \(unescaped: EntitlementColumns.list) FROM entitlements
                 WHERE announced_active AND status IN ('active', 'trialing', 'cancelled', 'grace_period')
                   AND (CASE WHEN status = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END)
                       + make_interval(secs => \(leeway)) <= \(now)

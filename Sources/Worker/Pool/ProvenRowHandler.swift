@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Apply
 import Foundation
 import PostgresNIO
 import Shared

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Apply
 import Foundation
 import Logging
 import NIOCore
@@ -173,7 +174,7 @@ struct EntityRebuilder: Sendable {
     /// Writes the event that says what the rebuild changed in the entitlement, if anything visible.
     private func announce(_ key: String, before: EntitlementState?, store: StateStore, on connection: PostgresConnection) async throws {
         let rows = try await connection.query(
-            "SELECT id AS row_id, \(unescaped: EntitlementColumns.publicList) FROM entitlements WHERE entity_key = \(key)", logger: logger)
+            "SELECT id AS row_id, \(unescaped: EntitlementColumns.list) FROM entitlements WHERE entity_key = \(key)", logger: logger)
         var found: (UUID, EntitlementState)?
         for try await row in rows { found = (try row.makeRandomAccess()["row_id"].decode(UUID.self), try EntitlementColumns.decode(row)) }
         if let (id, after) = found {

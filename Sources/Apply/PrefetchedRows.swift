@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 import Synchronization
+public import Shared
 
 /// What a batch of events read with one statement per table before any of them is applied, so
 /// that each event's handler finds its links, locks and rows in memory instead of asking the

@@ -2,6 +2,7 @@
 public import Foundation
 public import Logging
 public import PostgresNIO
+public import Shared
 
 /// Loads and saves entitlements, transactions and provider links on one connection, inside the
 /// caller's transaction (the worker's "apply the event and complete the job" transaction).
@@ -57,12 +58,7 @@ public struct StateStore: Sendable {
     public func lock(_ keys: some Collection<String>) async throws {
         let sorted = prefetched.unlocked(keys)
         guard !sorted.isEmpty else { return }
-        // A function scan yields the array's elements in order, so the locks are taken in it.
-        let rows = try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(\(sorted)::text[]) AS key", logger: logger)
-        // The locks are taken while the statement runs, after its result is described: an error
-        // waiting for one arrives with the rows, so they are read (else the next statement fails instead).
-        for try await _ in rows {}
+        try await EntityLocks.take(sorted, on: connection, logger: logger)
         prefetched.didLock(sorted)
     }
 
@@ -312,15 +308,5 @@ extension StateStore {
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) async throws {
         prefetched.assignUser(userID, toTransactionsOf: entitlementKey)
         writes.hold(.userAssignment(entitlementKey: entitlementKey, userID: userID))
-    }
-}
-
-/// A statement that must return a row returned none.
-public struct StateStoreError: Error, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
-
-    public init(reason: String) {
-        self.reason = reason
     }
 }

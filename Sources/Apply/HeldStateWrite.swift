@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+public import Shared
 
 /// An entitlement's or a transaction's save held back in ``HeldWrites``: the row as the save
 /// would leave it, with the id it has (or will have, when new).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import PostgresNIO
+import Shared
 
 /// The loads of a whole batch: one statement per table, into the store's ``PrefetchedRows``.
 extension StateStore {

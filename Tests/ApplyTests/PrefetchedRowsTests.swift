@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+@testable import Apply
 import Foundation
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@
 public import Logging
 public import PostgresNIO
 import Synchronization
+import Shared
 
 /// Every write applying events makes, held back and sent in one statement
 /// (`sluice_write_batch`, sql/functions/): the entitlement and transaction saves
