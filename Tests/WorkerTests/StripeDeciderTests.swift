@@ -342,7 +342,7 @@ struct StripeDeciderTests {
         if let refunded = e.amountRefunded { #expect(decision.transactions.first?.amountRefunded == refunded) }
         if let amount = e.amount { #expect(decision.transactions.first?.amount == amount) }
         if let companions = e.companions, let key = row.subject.entitlementKey {
-            let written = decision.entitlements.filter { $0.entityKey.hasPrefix(key + StripeDecider.companionSeparator) }
+            let written = decision.entitlements.filter { $0.entityKey.hasPrefix(key + EntityKey.companionSeparator) }
             #expect(Dictionary(uniqueKeysWithValues: written.map { ($0.productID, $0.status) }) == companions)
             #expect(written.allSatisfy { $0.entityKey == StripeDecider.companionKey(of: key, product: $0.productID) })
         }

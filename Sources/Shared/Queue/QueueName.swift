@@ -23,7 +23,7 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
 
     /// Raw verified events waiting to be applied; the kind is the event's source.
     public static let events = QueueName(
-        rawValue: "events", kindColumn: "source", attributeColumns: ["type", "external_id", "origin", "proof", "ordering_key"],
+        rawValue: "events", kindColumn: "source", attributeColumns: ClaimedJob.EventColumn.allCases.map(\.rawValue),
         summaryColumns: ["subtype", "environment", "event_time", "ordering_key"], runnableCondition: "true")
 
     /// Outgoing events and applied Apple notifications waiting to be sent to an endpoint; the kind
@@ -33,7 +33,7 @@ public struct QueueName: Sendable, Hashable, CustomStringConvertible {
     /// A delivery waits while its endpoint is disabled, and while an earlier delivery of the same
     /// entitlement to the same endpoint has not left (it is pending, backing off, or running).
     public static let deliveries = QueueName(
-        rawValue: "deliveries", kindColumn: "source", attributeColumns: ["target", "external_id", "endpoint_id"],
+        rawValue: "deliveries", kindColumn: "source", attributeColumns: ClaimedJob.DeliveryColumn.allCases.map(\.rawValue),
         summaryColumns: ["target", "endpoint_id", "event_id"], recordsHTTPStatus: true,
         runnableCondition: """
             (deliveries.endpoint_id IS NULL OR (

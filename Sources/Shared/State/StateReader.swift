@@ -72,7 +72,7 @@ public struct StateReader: Sendable {
             """, logger: logger))
     }
 
-    /// The entitlements with these entity keys (`apple:production:2000…`, `stripe:subscription:sub_…`),
+    /// The entitlements with these entity keys (``EntityKey``: `apple:2000…`, `stripe:subscription:sub_…`),
     /// whoever holds them: for an operator looking at a purchase no user is linked to yet.
     public func entitlements(entityKeys: [String]) async throws -> [Entitlement] {
         try await entitlements(client.query(

@@ -19,7 +19,7 @@ struct AppliedEvent: Sendable, Equatable {
         var metadata: Logger.Metadata = [
             "event_id": "\(job.id)", "source": "\(job.kind)", "outcome": "\(outcome.rawValue)",
         ]
-        if let type = job.attributes["type"] { metadata["type"] = "\(type)" }
+        if let type = job.eventType { metadata["type"] = "\(type)" }
         if let entityKey { metadata["entity"] = "\(entityKey)" }
         if let detail { metadata["why"] = "\(detail)" }
         if !announced.isEmpty { metadata["announced"] = "\(announced.map(\.rawValue).joined(separator: ","))" }

@@ -73,7 +73,7 @@ extension ChangeAnnouncer {
 
     /// The event announcing that the ledger row `transaction` (row `id`) changed from `previous`.
     func event(_ type: OutgoingEventType, transaction: TransactionState, id: UUID, previous: TransactionState?) -> OutgoingEvent {
-        let key = "transaction:\(transaction.source.rawValue):\(transaction.environment.rawValue):\(transaction.providerTransactionID)"
+        let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
         return OutgoingEvent(
             messageID: OutgoingEvent.newMessageID(), type: type, occurredAt: now, orderingKey: key,
             entityKey: transaction.entitlementKey ?? key, provider: EventCause.provider(of: transaction.source),

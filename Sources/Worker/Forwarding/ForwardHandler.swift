@@ -37,13 +37,13 @@ struct ForwardHandler: JobHandler {
     let logger: Logger
 
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
-        guard let webhookID = job.attributes["external_id"] else {
+        guard let webhookID = job.externalID else {
             throw AttemptFailure(reason: "the delivery row names no webhook id")
         }
-        var target = job.attributes["target"]
+        var target = job[.target]
         var signer = self.signer
         var endpoint: Endpoint?
-        if let id = job.attributes["endpoint_id"].flatMap(Int64.init) {
+        if let id = job[.endpointID].flatMap(Int64.init) {
             guard let found = try await endpoints.endpoint(id) else {
                 throw AttemptFailure(reason: "endpoint \(Endpoint.name(id)) was removed")
             }

@@ -41,9 +41,9 @@ struct EventCause: Sendable, Equatable {
     init(job: ClaimedJob) {
         let source = EventSource(rawValue: job.kind)
         provider = source == .stripe ? "stripe" : "apple"
-        eventType = job.attributes["type"]
-        eventID = job.attributes["external_id"]
-        switch job.attributes["origin"] {
+        eventType = job.eventType
+        eventID = job.externalID
+        switch job.origin {
         case "recovery": origin = .recovery
         case "reconciliation": origin = .reconciliation
         default:

@@ -57,6 +57,6 @@ enum BatchPlan {
 
     /// The entity an event's locks are about; an event without an ordering key is its own.
     static func entity(of job: ClaimedJob) -> String {
-        job.attributes["ordering_key"].map { "k:" + $0 } ?? "id:\(job.id)"
+        job.orderingKey.map { "k:" + $0 } ?? "id:\(job.id)"
     }
 }

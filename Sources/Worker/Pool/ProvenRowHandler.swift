@@ -48,11 +48,11 @@ extension EventProof {
     /// (``ProvenRowHandler``) and the rebuild (``EntityRebuilder``) ask the same question.
     func refusal(of job: ClaimedJob) -> UnprovenRow? {
         // bytea as text: \x and 64 hex digits.
-        guard let text = job.attributes["proof"] else { return UnprovenRow(reason: "it carries no proof") }
+        guard let text = job.proof else { return UnprovenRow(reason: "it carries no proof") }
         guard text.hasPrefix("\\x"), let presented = SHA256Hex.bytes(text.dropFirst(2)),
             verifies(
-                presented, source: job.kind, externalID: job.attributes["external_id"] ?? "", type: job.attributes["type"] ?? "",
-                origin: job.attributes["origin"] ?? "", payload: job.payload)
+                presented, source: job.kind, externalID: job.externalID ?? "", type: job.eventType ?? "",
+                origin: job.origin ?? "", payload: job.payload)
         else { return UnprovenRow(reason: "its proof does not match") }
         return nil
     }

@@ -66,7 +66,7 @@ struct EntityRebuilder: Sendable {
 
     /// The entity whose events rebuild `key`: a companion's subscription, else `key` itself.
     static func rebuiltKey(of key: String) -> String {
-        guard let separator = key.firstIndex(of: Character(StripeDecider.companionSeparator)) else { return key }
+        guard let separator = key.firstIndex(of: Character(EntityKey.companionSeparator)) else { return key }
         return String(key[..<separator])
     }
 
@@ -119,9 +119,9 @@ struct EntityRebuilder: Sendable {
             """, logger: logger
         ).decode((Int64, String, ByteBuffer, String, String, String, String?).self) {
             // The same columns a dequeued job carries: handlers dispatch on them.
-            var attributes = ["type": type, "external_id": externalID, "origin": origin]
-            attributes["proof"] = rowProof
-            let job = ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload, attributes: attributes)
+            var attributes: [ClaimedJob.EventColumn: String] = [.type: type, .externalID: externalID, .origin: origin]
+            attributes[.proof] = rowProof
+            let job = ClaimedJob(id: id, queue: .events, kind: source, attempt: 1, owner: "rebuild", payload: payload, attributes: Dictionary(uniqueKeysWithValues: attributes.map { ($0.key.rawValue, $0.value) }))
             if proof?.refusal(of: job) != nil {
                 unproven.append(id)
             } else {

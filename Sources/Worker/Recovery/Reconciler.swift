@@ -118,11 +118,11 @@ struct Reconciler: Sendable {
     private func check(_ candidate: Candidate, dryRun: Bool, logger: Logger) async throws -> Outcome {
         let key = EntityKey(candidate.entityKey)
         switch key {
-        case .apple(let originalID):
+        case .apple(let originalID, _):
             return try await checkApple(originalID, candidate, dryRun: dryRun, logger: logger)
         case .stripeSubscription(let id, let account, let livemode):
             return try await checkStripe(id, account: account, livemode: livemode, candidate, dryRun: dryRun, logger: logger)
-        case .other:
+        case .stripePayment, .other:
             return .skipped
         }
     }
@@ -192,27 +192,5 @@ struct Reconciler: Sendable {
         case (let a?, let b?): abs(a.timeIntervalSince(b)) < 1
         default: false
         }
-    }
-}
-
-/// What an entity key names (the keys ``AppleDecider`` and ``StripeScope`` make).
-enum EntityKey: Equatable {
-    case apple(originalTransactionID: String)
-    case stripeSubscription(id: String, account: String?, livemode: Bool)
-    case other
-
-    init(_ key: String) {
-        let parts = key.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        if parts.first == "apple", let id = parts.last {
-            self = .apple(originalTransactionID: id)
-            return
-        }
-        guard parts.first == "stripe", parts.count >= 3, parts[parts.count - 2] == "subscription", let id = parts.last else {
-            self = .other
-            return
-        }
-        let scope = parts.dropFirst().dropLast(2)
-        let account = scope.first { $0.hasPrefix("acct_") }
-        self = .stripeSubscription(id: id, account: account, livemode: !scope.contains("test"))
     }
 }

@@ -34,9 +34,9 @@ struct AppleDecider {
         var userID: String?
     }
 
-    /// `apple:<originalTransactionId>` in production, `apple:sandbox:<originalTransactionId>` in Sandbox.
+    /// The purchase's entity key (``EntityKey/apple(originalTransactionID:environment:)``).
     static func entityKey(originalTransactionID: String, environment: PurchaseEnvironment) -> String {
-        "apple:\(linkScope(environment))\(originalTransactionID)"
+        EntityKey.apple(originalTransactionID: originalTransactionID, environment: environment).text
     }
 
     /// The scope of an `originalTransactionId`'s link (``ProviderLink/scope``).

@@ -117,8 +117,8 @@ struct AppleEventHandler: BatchableJobHandler {
                 environment: try environment(transaction.environment), transaction: transaction)
             return (event, user)
         }
-        if job.attributes["type"] == AppleNotificationVerifier.subscriptionStatusEventType {
-            guard job.attributes["origin"] == EventOrigin.reconciliation.rawValue,
+        if job.eventType == AppleNotificationVerifier.subscriptionStatusEventType {
+            guard job.origin == EventOrigin.reconciliation.rawValue,
                   let status = try AppleSignedPayloadDecoder.subscriptionStatus(body: body)
             else {
                 throw Rejection(.malformed, "a subscription status row must be the reconciliation's, with its status body")

@@ -13,12 +13,9 @@ import Shared
 /// made to each companion (``withCompanions(_:_:_:_:)``), so the rule lives once, in the
 /// subscription's transitions.
 extension StripeDecider {
-    /// The separator between a subscription's key and a companion's product.
-    static let companionSeparator = "#"
-
     /// The entity key of the companion entitlement of `product` on the subscription `subscriptionKey`.
     static func companionKey(of subscriptionKey: String, product: String) -> String {
-        subscriptionKey + companionSeparator + product
+        EntityKey.companion(of: subscriptionKey, product: product)
     }
 
     /// The items of a subscription object (or of its `previous_attributes`), in order.

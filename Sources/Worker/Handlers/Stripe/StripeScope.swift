@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Shared
 
 /// Whose state a Stripe event may touch: the platform's or one connected account's, live or test.
 ///
@@ -10,13 +11,13 @@ struct StripeScope: Sendable, Hashable {
     var livemode: Bool
 
     /// `""`, `test:`, `acct_…:` or `acct_…:test:`: the prefix of entity keys and the scope of links.
-    var prefix: String { (account.map { "\($0):" } ?? "") + (livemode ? "" : "test:") }
+    var prefix: String { EntityKey.stripeScope(account: account, livemode: livemode) }
 
     static let platformLive = StripeScope(account: nil, livemode: true)
 
-    func subscriptionKey(_ id: String) -> String { "stripe:\(prefix)subscription:\(id)" }
-    func paymentKey(_ id: String) -> String { "stripe:\(prefix)payment:\(id)" }
+    func subscriptionKey(_ id: String) -> String { EntityKey.stripeSubscription(id: id, account: account, livemode: livemode).text }
+    func paymentKey(_ id: String) -> String { EntityKey.stripePayment(id: id, account: account, livemode: livemode).text }
 
     /// Whether `key` is an entity key of this scope (a subscription's, not a one-time payment's).
-    func isSubscriptionKey(_ key: String) -> Bool { key.hasPrefix("stripe:\(prefix)subscription:") }
+    func isSubscriptionKey(_ key: String) -> Bool { key.hasPrefix(subscriptionKey("")) }
 }
