@@ -69,7 +69,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
         let filledBytes = try await DatabaseSession.with(url, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: sql.map { URL(fileURLWithPath: $0) } ?? Self.sqlDirectory()))
+            try await Migrator(client: client, logger: logger).migrate(directory: sql.map { URL(fileURLWithPath: $0) } ?? Self.sqlDirectory())
             let store = EventStore(client: client, proof: proof == .on ? try EventProof(secret: Self.proofKey) : nil, logger: logger)
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))

@@ -77,7 +77,7 @@ struct ForwardBenchmark: AsyncParsableCommand {
         }
         let count = deliveries
         try await DatabaseSession.with(url, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: Self.sqlDirectory()))
+            try await Migrator(client: client, logger: logger).migrate(directory: Self.sqlDirectory())
             try await client.query(
                 """
                 INSERT INTO deliveries (event_id, source, type, external_id, target, payload)

@@ -35,7 +35,7 @@ struct QueueBenchmark: AsyncParsableCommand {
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
         let (jobs, consumers, batch) = (self.jobs, self.consumers, self.batch)
         let results = try await DatabaseSession.with(url, maximumConnections: consumers + 2, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate(try Migration.load(from: Self.migrationsDirectory()))
+            try await Migrator(client: client, logger: logger).migrate(directory: Self.migrationsDirectory())
             let baseline = try await Self.bareCycle(client: client, jobs: jobs, consumers: consumers, batch: batch, logger: logger)
             let sluice = try await Self.jobQueueCycle(client: client, jobs: jobs, consumers: consumers, batch: batch, logger: logger)
             return (baseline, sluice)

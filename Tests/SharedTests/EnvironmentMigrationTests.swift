@@ -16,7 +16,7 @@ struct EnvironmentMigrationTests {
             let all = try Migration.load(from: TestDatabase.migrationsDirectory)
             let before = all.filter { $0.version < "0005" }
             #expect(before.count == 4)
-            try await Migrator(client: db.client, logger: Self.logger).migrate(before)
+            try await Migrator(client: db.client, logger: Self.logger).migrate(before, functions: [])
             for statement: PostgresQuery in [
                 // Apple: one Sandbox purchase (its events say so), one production purchase.
                 "INSERT INTO events (source, external_id, type, environment, ordering_key, payload, state) VALUES ('apple', 'n1', 'SUBSCRIBED', 'Sandbox', '2000000001', '{}', 'done'), ('storekit', 't2', 'STOREKIT_TRANSACTION', 'Production', '1000000002', '{}', 'done')",
@@ -31,7 +31,7 @@ struct EnvironmentMigrationTests {
             ] {
                 try await db.client.query(statement, logger: Self.logger)
             }
-            try await Migrator(client: db.client, logger: Self.logger).migrate(all)
+            try await Migrator(client: db.client, logger: Self.logger).migrate(all, functions: [])
 
             #expect(try await db.strings("SELECT entity_key || ' ' || environment FROM entitlements ORDER BY entity_key") == [
                 "apple:1000000002 production", "apple:sandbox:2000000001 sandbox",

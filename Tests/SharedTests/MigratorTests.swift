@@ -16,7 +16,7 @@ struct MigratorTests {
                     group.addTask {
                         // Each migrator has its own connections, as separate processes would.
                         try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { client in
-                            try await Migrator(client: client, logger: Self.logger).migrate(migrations)
+                            try await Migrator(client: client, logger: Self.logger).migrate(migrations, functions: [])
                         }
                     }
                 }
@@ -25,7 +25,7 @@ struct MigratorTests {
             #expect(applied.sorted() == migrations.map(\.version).sorted())
             #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == Int64(migrations.count))
             // And again: nothing left to do.
-            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(migrations).isEmpty)
+            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(migrations, functions: []).isEmpty)
         }
     }
 
@@ -34,14 +34,14 @@ struct MigratorTests {
             let good = try Migration.load(from: TestDatabase.migrationsDirectory)
             let first = Migration(version: "9998_first", sql: "CREATE TABLE first_half (id int);")
             let broken = Migration(version: "9999_broken", sql: "CREATE TABLE half_done (id int); SELECT no_such_column FROM half_done;")
-            try await Migrator(client: db.client, logger: Self.logger).migrate(good)
+            try await Migrator(client: db.client, logger: Self.logger).migrate(good, functions: [])
             await #expect(throws: MigrationError.self) {
-                try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first, broken])
+                try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first, broken], functions: [])
             }
             // The pending migrations ran in one transaction: neither the broken one nor the one before it left anything.
             #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('first_half', 'half_done')") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version LIKE '999%'") == 0)
-            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first]) == ["9998_first"])
+            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(good + [first], functions: []) == ["9998_first"])
         }
     }
 
@@ -106,7 +106,7 @@ struct MigratorTests {
                 Migration(version: "0003_more", sql: "CREATE TABLE after_index (id int);"),
             ]
             #expect(Migrator.groups(migrations).map { $0.map(\.version) } == [["0001_table"], ["0002_index"], ["0003_more"]])
-            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(migrations) == migrations.map(\.version))
+            #expect(try await Migrator(client: db.client, logger: Self.logger).migrate(migrations, functions: []) == migrations.map(\.version))
             #expect(try await db.scalar("""
                 SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                 WHERE c.relname = 'big_at' AND i.indisvalid
@@ -125,12 +125,12 @@ struct MigratorTests {
                 CREATE UNIQUE INDEX CONCURRENTLY pairs_a ON pairs (a);
                 """)
             let migrator = Migrator(client: db.client, logger: Self.logger)
-            await #expect(throws: MigrationError.self) { try await migrator.migrate([table, index]) }
+            await #expect(throws: MigrationError.self) { try await migrator.migrate([table, index], functions: []) }
             #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == 1)
             // The failed build left an INVALID index behind; the rerun drops it and builds a valid one.
             #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'pairs_a'") == 1)
             try await db.client.query("DELETE FROM pairs WHERE ctid = (SELECT max(ctid) FROM pairs)", logger: Self.logger)
-            #expect(try await migrator.migrate([table, index]) == ["0002_unique"])
+            #expect(try await migrator.migrate([table, index], functions: []) == ["0002_unique"])
             #expect(try await db.scalar("""
                 SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'pairs_a' AND i.indisvalid
                 """) == 1)

@@ -41,7 +41,7 @@ struct AmountMigrationTests {
     @Test func storedAppStoreAmountsTakeTheirCurrencysMinorUnit() async throws {
         try await TestDatabase.with(migrate: false) { db async throws in
             let all = try Migration.load(from: TestDatabase.migrationsDirectory)
-            try await Migrator(client: db.client, logger: TestDatabase.logger).migrate(all.filter { $0.version < "0027" })
+            try await Migrator(client: db.client, logger: TestDatabase.logger).migrate(all.filter { $0.version < "0027" }, functions: [])
             // What `price / 10` stored: ¥480, $9.99, 1.250 KD, and a Stripe yen payment that was right.
             try await db.client.query(
                 """
@@ -50,7 +50,7 @@ struct AmountMigrationTests {
                     ('store_kit', 'kwd', 'succeeded', 125, 'KWD'), ('web_checkout', 'pi_jpy', 'succeeded', 480, 'JPY'),
                     ('web_checkout', 'pi_isk', 'succeeded', 149900, 'ISK'), ('web_checkout', 'pi_mga', 'succeeded', 5000, 'MGA')
                 """, logger: TestDatabase.logger)
-            try await Migrator(client: db.client, logger: TestDatabase.logger).migrate(all)
+            try await Migrator(client: db.client, logger: TestDatabase.logger).migrate(all, functions: [])
             #expect(try await db.strings("SELECT provider_transaction_id || ' ' || amount FROM transactions ORDER BY 1") == [
                 "jpy 480", "kwd 1250", "pi_isk 1499", "pi_jpy 480", "pi_mga 500000", "usd 999",
             ])

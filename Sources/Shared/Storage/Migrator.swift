@@ -28,14 +28,15 @@ public struct Migrator: Sendable {
         self.logger = logger
     }
 
-    /// Applies what is pending, then `functions`.
+    /// Applies what is pending, then `functions` (``migrate(directory:)`` loads both from one
+    /// folder; a caller that passes `[]` gets tables without the functions the worker calls).
     ///
     /// - Returns: the versions this call applied, empty when everything was already there (the
     ///   functions, applied every time, are not listed).
     /// - Throws: the database error of the migration or function file that failed, wrapped in
     ///   ``MigrationError``.
     @discardableResult
-    public func migrate(_ migrations: [Migration], functions: [Migration] = []) async throws -> [String] {
+    public func migrate(_ migrations: [Migration], functions: [Migration]) async throws -> [String] {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await Self.lock(connection, logger: logger)
