@@ -161,8 +161,8 @@ let package = Package(
             dependencies: [
                 "Worker", "Apply", "Ingest", "Shared", "TestSupport", "DevSupport", product("AsyncHTTPClient"), product("Crypto"),
                 product("HTTPTypes"), product("Hummingbird"), product("HummingbirdTesting"), product("Logging"), product("NIOCore"),
-                product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"), product("ServiceLifecycle"),
-                product("ServiceLifecycleTestKit"),
+                product("Mustache"), product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"),
+                product("ServiceLifecycle"), product("ServiceLifecycleTestKit"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -32,17 +32,15 @@ struct ConsoleDatabaseErrorPage: RouterMiddleware {
             context.logger.warning("console page answered 503: the database cannot be reached", metadata: [
                 "error_type": "\(DatabaseProblem.typeName(of: error))"])
             return renderer.page(
-                "message", title: "The database cannot be reached", section: nil, request: request, context: context,
-                values: [
-                    "lines": [
+                MessagePage(
+                    lines: [
                         "The database cannot be reached: \(DatabaseProblem.sentence(error, timeout: limit)).",
                         reads
                             ? "The console reconnects by itself: reload this page once the database answers."
                             : "What the action had done before the database went away stays done; look at the page again once the database answers.",
                     ],
-                    "back": request.uri.path,
-                ],
-                status: .serviceUnavailable)
+                    back: request.uri.path),
+                title: "The database cannot be reached", section: nil, request: request, context: context, status: .serviceUnavailable)
         }
     }
 }

@@ -12,91 +12,98 @@ struct DeadLettersController: Sendable {
     let services: ConsoleServices
     let renderer: ConsoleRenderer
 
-    func register(on router: Router<ConsoleRequestContext>) {
-        router.get("/dead-letters") { request, context in
-            let fields = FormFields(request.uri.query ?? "")
-            var values: [String: Any] = [:]
-            var items: [DeadLetter] = []
-            do {
-                let filter = try Self.filter(fields)
-                items = try await services.deadLetters.list(filter, limit: Self.listLimit)
-            } catch let error as FilterError {
-                values["filterError"] = error.message
-            }
-            values["items"] = items.map { item -> [String: Any] in
-                [
-                    "id": item.id, "queue": item.queue, "number": item.id.split(separator: "/").last.map(String.init) ?? "",
-                    "source": item.source, "type": item.type, "attempts": item.attempts, "failedAt": ConsoleFormat.time(item.failedAt),
-                    "lastError": item.lastError ?? "",
-                ]
-            }
-            values["hasItems"] = !items.isEmpty
-            values["count"] = items.count
-            values["filtered"] = Self.filterFields(fields).contains { !$0.value.isEmpty }
-            values["filterFields"] = Self.filterFields(fields).map { ["name": $0.name, "value": $0.value] }
-            values["type"] = fields["type"] ?? ""
-            values["since"] = fields["since"] ?? ""
-            values["queueOptions"] = QueueName.all.map { ["value": $0.rawValue, "selected": fields["queue"] == $0.rawValue] as [String: Any] }
-            values["sourceOptions"] = EventSource.allCases.map { ["value": $0.rawValue, "selected": fields["source"] == $0.rawValue] as [String: Any] }
-            return renderer.page("dead-letters", title: "Dead letters", section: .deadLetters, request: request, context: context, values: values)
-        }
+    func addRoutes(to router: Router<ConsoleRequestContext>) {
+        let deadLetters = router.group("dead-letters")
+        deadLetters.get(use: list)
+        deadLetters.get(":queue/:id", use: show)
+        deadLetters.post(":queue/:id/replay", use: replay)
+        deadLetters.post(":queue/:id/discard", use: discard)
+        deadLetters.post("replay", use: replayAll)
+        deadLetters.post("discard", use: discardAll)
+    }
 
-        router.get("/dead-letters/:queue/:id") { request, context in
-            guard let item = Self.item(context) else { throw HTTPError(.notFound) }
-            guard let detail = try await services.deadLetters.detail(item) else { throw HTTPError(.notFound) }
-            return renderer.page(
-                "dead-letter", title: item.description, section: .deadLetters, request: request, context: context,
-                values: Self.values(detail, item: item))
+    @Sendable func list(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let fields = FormFields(request.uri.query ?? "")
+        var items: [DeadLetter] = []
+        var filterError: String?
+        do {
+            items = try await services.deadLetters.list(try Self.filter(fields), limit: Self.listLimit)
+        } catch let error as FilterError {
+            filterError = error.message
         }
+        return renderer.page(
+            DeadLetterListPage(items: items, fields: fields, filterError: filterError), title: "Dead letters", section: .deadLetters,
+            request: request, context: context)
+    }
 
-        router.post("/dead-letters/:queue/:id/replay") { request, context in
-            guard let item = Self.item(context) else { throw HTTPError(.notFound) }
-            guard context.form["confirm"] == "yes" else {
-                return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/replay",
-                    question: "Replay \(item)? It goes back to its queue with its attempts reset.", button: "Replay", back: Self.path(item))
-            }
-            let result = try await services.deadLetters.replay([item], dryRun: false)
-            context.logger.notice("console replayed", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
-            let notice = result.replayed.isEmpty ? "\(item) was not dead: left as it is" : "Replayed \(item)"
-            return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: notice)
-        }
+    @Sendable func show(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        guard let item = Self.item(context) else { throw HTTPError(.notFound) }
+        guard let detail = try await services.deadLetters.detail(item) else { throw HTTPError(.notFound) }
+        return renderer.page(
+            DeadLetterPage(detail, item: item), title: item.description, section: .deadLetters, request: request, context: context)
+    }
 
-        router.post("/dead-letters/:queue/:id/discard") { request, context in
-            guard let item = Self.item(context) else { throw HTTPError(.notFound) }
-            guard context.form["confirm"] == "yes" else {
-                return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/discard",
-                    question: "Discard \(item)? It stays stored, marked discarded, and is never applied.", button: "Discard",
-                    back: Self.path(item))
-            }
-            let discarded = try await services.deadLetters.discard([item])
-            context.logger.notice("console discarded", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
-            return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: discarded.isEmpty ? "\(item) was not dead: left as it is" : "Discarded \(item)")
+    @Sendable func replay(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        guard let item = Self.item(context) else { throw HTTPError(.notFound) }
+        guard context.form["confirm"] == "yes" else {
+            return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/replay",
+                question: "Replay \(item)? It goes back to its queue with its attempts reset.", button: "Replay", back: Self.path(item))
         }
+        let result = try await services.deadLetters.replay([item], dryRun: false)
+        context.logger.notice("console replayed", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
+        let notice = result.replayed.isEmpty ? "\(item) was not dead: left as it is" : "Replayed \(item)"
+        return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: notice)
+    }
 
-        for (action, verb) in [("replay", "Replay"), ("discard", "Discard")] {
-            router.post("/dead-letters/\(action)") { request, context in
-                let filter: DeadLetterFilter
-                do { filter = try Self.filter(context.form) } catch let error as FilterError {
-                    return ConsoleRenderer.redirect("/dead-letters", notice: error.message)
-                }
-                let back = "/dead-letters?" + FormFields.encode(Self.filterFields(context.form).map { ($0.name, $0.value) })
-                guard context.form["confirm"] == "yes" else {
-                    let count = try await services.deadLetters.replayAll(filter, dryRun: true).replayed.count
-                    return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(action)",
-                        question: "\(verb) \(count) dead item\(count == 1 ? "" : "s") matching these filters?",
-                        button: "\(verb) \(count)", back: back, fields: Self.filterFields(context.form))
-                }
-                let count: Int
-                if action == "replay" {
-                    count = try await services.deadLetters.replayAll(filter, dryRun: false).replayed.count
-                } else {
-                    // `worker dlq drain` without an output: the rows stay stored, marked discarded.
-                    count = try await services.deadLetters.drain(filter) { _ in }
-                }
-                context.logger.notice("console \(action) all", metadata: ["count": "\(count)", "operator_key": "\(Self.operatorKey(context))"])
-                return ConsoleRenderer.redirect(back, notice: "\(verb == "Replay" ? "Replayed" : "Discarded") \(count)")
-            }
+    @Sendable func discard(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        guard let item = Self.item(context) else { throw HTTPError(.notFound) }
+        guard context.form["confirm"] == "yes" else {
+            return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(item.queue.rawValue)/\(item.id)/discard",
+                question: "Discard \(item)? It stays stored, marked discarded, and is never applied.", button: "Discard",
+                back: Self.path(item))
         }
+        let discarded = try await services.deadLetters.discard([item])
+        context.logger.notice("console discarded", metadata: ["item": "\(item)", "operator_key": "\(Self.operatorKey(context))"])
+        return ConsoleRenderer.redirect("/dead-letters?queue=\(item.queue.rawValue)", notice: discarded.isEmpty ? "\(item) was not dead: left as it is" : "Discarded \(item)")
+    }
+
+    @Sendable func replayAll(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await bulk(.replay, request, context: context)
+    }
+
+    @Sendable func discardAll(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await bulk(.discard, request, context: context)
+    }
+
+    /// What the bulk buttons do to every dead letter the filters match.
+    enum BulkAction: String {
+        case replay, discard
+
+        var verb: String { self == .replay ? "Replay" : "Discard" }
+        var done: String { self == .replay ? "Replayed" : "Discarded" }
+    }
+
+    /// A bulk action on the dead letters the posted filters match: counted and confirmed first.
+    private func bulk(_ action: BulkAction, _ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let filter: DeadLetterFilter
+        do { filter = try Self.filter(context.form) } catch let error as FilterError {
+            return ConsoleRenderer.redirect("/dead-letters", notice: error.message)
+        }
+        let back = "/dead-letters?" + FormFields.encode(Self.filterFields(context.form).map { ($0.name, $0.value) })
+        guard context.form["confirm"] == "yes" else {
+            let count = try await services.deadLetters.replayAll(filter, dryRun: true).replayed.count
+            return renderer.confirmation(request, context, section: .deadLetters, action: "/dead-letters/\(action.rawValue)",
+                question: "\(action.verb) \(count) dead item\(count == 1 ? "" : "s") matching these filters?",
+                button: "\(action.verb) \(count)", back: back, fields: Self.filterFields(context.form))
+        }
+        let count: Int
+        switch action {
+        case .replay: count = try await services.deadLetters.replayAll(filter, dryRun: false).replayed.count
+        // `worker dlq drain` without an output: the rows stay stored, marked discarded.
+        case .discard: count = try await services.deadLetters.drain(filter) { _ in }
+        }
+        context.logger.notice("console \(action.rawValue) all", metadata: ["count": "\(count)", "operator_key": "\(Self.operatorKey(context))"])
+        return ConsoleRenderer.redirect(back, notice: "\(action.done) \(count)")
     }
 
     struct FilterError: Error { var message: String }
@@ -122,8 +129,8 @@ struct DeadLettersController: Sendable {
         return filter
     }
 
-    static func filterFields(_ fields: FormFields) -> [(name: String, value: String)] {
-        ["queue", "source", "type", "since"].map { ($0, fields[$0] ?? "") }
+    static func filterFields(_ fields: FormFields) -> [HiddenField] {
+        ["queue", "source", "type", "since"].map { HiddenField(name: $0, value: fields[$0] ?? "") }
     }
 
     static func item(_ context: ConsoleRequestContext) -> QueueItemID? {
@@ -136,34 +143,4 @@ struct DeadLettersController: Sendable {
     static func path(_ item: QueueItemID) -> String { "/dead-letters/\(item.queue.rawValue)/\(item.id)" }
 
     static func operatorKey(_ context: ConsoleRequestContext) -> Int { (context.session?.keyIndex ?? -1) + 1 }
-
-    static func values(_ detail: QueueItemDetail, item: QueueItemID) -> [String: Any] {
-        let payload = detail.payload.map(Self.pretty) ?? "(not UTF-8; base64) " + detail.payloadBase64
-        return [
-            "state": detail.state, "stateClass": detail.state == "dead" ? "bad" : (detail.state == "done" ? "good" : "warn"),
-            "isDead": detail.state == "dead", "queue": item.queue.rawValue, "number": item.id, "source": detail.item.source,
-            "type": detail.item.type, "externalID": detail.item.externalID, "receivedAt": ConsoleFormat.time(detail.receivedAt),
-            "attempts": detail.item.attempts, "failedAt": detail.item.failedAt.map { ConsoleFormat.time($0) } ?? "",
-            "lastError": detail.item.lastError ?? "",
-            "summary": detail.summary.sorted { $0.key < $1.key }.map { ["key": $0.key, "value": $0.value] },
-            "history": detail.history.map { attempt -> [String: Any] in
-                [
-                    "attempt": attempt.attempt, "finishedAt": ConsoleFormat.time(attempt.finishedAt), "worker": attempt.worker ?? "",
-                    "httpStatus": attempt.httpStatus.map(String.init) ?? "", "error": attempt.error,
-                    "duration": attempt.durationMilliseconds.map { String(format: "%.0f", $0) } ?? "",
-                ]
-            },
-            "hasHistory": !detail.history.isEmpty,
-            "claims": detail.payload.flatMap(JWSClaims.decoded) ?? "",
-            "payload": payload,
-        ]
-    }
-
-    /// JSON indented for reading; anything else as it is.
-    static func pretty(_ text: String) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-        else { return text }
-        return String(decoding: data, as: UTF8.self)
-    }
 }

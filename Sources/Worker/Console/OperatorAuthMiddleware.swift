@@ -57,8 +57,8 @@ struct OperatorAuthMiddleware: RouterMiddleware {
 
     private func refusal(_ status: HTTPResponse.Status, _ text: String, request: Request, context: Context) -> Response {
         renderer.page(
-            "message", title: status == .unauthorized ? "Sign in again" : "Refused", section: nil, request: request, context: context,
-            values: ["lines": [text], "back": status == .unauthorized ? "/login" : "/"], status: status)
+            MessagePage(lines: [text], back: status == .unauthorized ? "/login" : "/"), title: status == .unauthorized ? "Sign in again" : "Refused",
+            section: nil, request: request, context: context, status: status)
     }
 
     /// Whether a POST came from a page of this console: a browser's `Sec-Fetch-Site` says

@@ -9,23 +9,12 @@ struct ProductsConsoleController: Sendable {
     let services: ConsoleServices
     let renderer: ConsoleRenderer
 
-    func register(on router: Router<ConsoleRequestContext>) {
-        router.get("/products") { request, context in
-            let products = try await CatalogStore(client: services.client, logger: context.logger).all()
-            return renderer.page(
-                "products", title: "Products", section: .products, request: request, context: context,
-                values: ["products": products.map(Self.row), "hasProducts": !products.isEmpty])
-        }
+    func addRoutes(to router: Router<ConsoleRequestContext>) {
+        router.group("products").get(use: list)
     }
 
-    static func row(_ product: CatalogProduct) -> [String: Any] {
-        [
-            "id": product.id, "type": product.type.rawValue,
-            "accessLevels": product.accessLevels.isEmpty ? "—" : product.accessLevels.joined(separator: ", "),
-            "stripePrice": product.stripePrice ?? "—",
-            "appleProductIDs": product.appleProductIDs.isEmpty ? "—" : product.appleProductIDs.joined(separator: ", "),
-            "trialDays": product.trialDays.map(String.init) ?? "—",
-            "state": product.archivedAt == nil ? "on sale" : "archived", "stateClass": product.archivedAt == nil ? "good" : "",
-        ]
+    @Sendable func list(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let products = try await CatalogStore(client: services.client, logger: context.logger).all()
+        return renderer.page(ProductListPage(products), title: "Products", section: .products, request: request, context: context)
     }
 }

@@ -20,7 +20,8 @@ struct ConsoleHarness: Sendable {
     var cookie: String?
 
     static func run(
-        _ system: SystemHarness, readOnly: Bool = false, keys: [String] = [key], reconciler: Reconciler? = nil, _ body: @Sendable @escaping (ConsoleHarness) async throws -> Void
+        _ system: SystemHarness, readOnly: Bool = false, keys: [String] = [key], reconciler: Reconciler? = nil,
+        templates: [ConsoleTemplate] = ConsoleTemplate.allCases, _ body: @Sendable @escaping (ConsoleHarness) async throws -> Void
     ) async throws {
         let services = ConsoleServices(
             client: system.db.client, logger: TestDatabase.logger, leeway: 3_600, sandboxAccess: .anybody, eventProof: nil,
@@ -30,7 +31,7 @@ struct ConsoleHarness: Sendable {
                     .compactMapValues { $0 as? any EventApplier },
                 proof: nil, logger: TestDatabase.logger),
             reconciler: reconciler)
-        let router = try ConsoleApplication.router(services: services, keys: try OperatorKeys(keys), readOnly: readOnly)
+        let router = try ConsoleApplication.router(services: services, keys: try OperatorKeys(keys), readOnly: readOnly, templates: templates)
         try await Application(router: router).test(.router) { client in
             try await body(ConsoleHarness(client: client, cookie: nil))
         }

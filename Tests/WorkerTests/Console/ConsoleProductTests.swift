@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
 import Shared
 import Testing
 import TestSupport
@@ -24,6 +27,20 @@ struct ConsoleProductTests {
                 #expect(page.contains("<code>price_m</code>") && page.contains("on sale"))
                 #expect(page.contains("<code>old.lifetime</code>") && page.contains("archived"))
                 #expect(page.contains("href=\"/products\""), "in the navigation")
+            }
+        }
+    }
+
+    /// A page whose template is not registered answers `500` with a sentence, never an empty
+    /// `200`; the other pages are drawn as ever.
+    @Test func aMissingTemplateIsAServerErrorNotAnEmptyPage() async throws {
+        try await SystemHarness.run { system in
+            try await ConsoleHarness.run(system, templates: ConsoleTemplate.allCases.filter { $0 != .products }) { signedOut in
+                let console = try await signedOut.signedIn()
+                let response = try await console.get("/products")
+                #expect(response.status == .internalServerError)
+                #expect(String(buffer: response.body).contains("its template products is missing"))
+                #expect(try await console.page("/").contains("id=\"queue-events\""), "the overview is drawn")
             }
         }
     }

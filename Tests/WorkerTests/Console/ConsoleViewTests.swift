@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Mustache
 import Shared
 import Testing
 
@@ -56,12 +57,35 @@ struct ConsoleViewTests {
 }
 
 extension ConsoleViewTests {
-    @Test func blankTextOpensNoSection() throws {
-        let values = ConsoleRenderer.droppingBlanks([
-            "detail": "", "kept": "x", "rows": [["subtype": "", "type": "DID_RENEW"]], "count": 0,
-        ])
-        #expect(values["detail"] == nil && values["kept"] as? String == "x" && values["count"] as? Int == 0)
-        let rows = try #require(values["rows"] as? [[String: Any]])
-        #expect(rows[0]["subtype"] == nil && rows[0]["type"] as? String == "DID_RENEW")
+    /// A page is a typed value: the frame finds the layout's names first, then the page's, and
+    /// an optional that is `nil` opens no section (blank text is made `nil` by `nonBlank`).
+    @Test func theFrameFindsTheLayoutsNamesThenThePagesAndNoneOpensNoSection() throws {
+        let layout = ConsoleLayout(title: "Refused", readOnly: false, signedIn: false, csrf: nil, nav: [], notice: nil)
+        let frame = ConsoleFrame(layout: layout, page: MessagePage(lines: ["gone"], secret: nil, back: "/"))
+        #expect(frame.child(named: "title") as? String == "Refused")
+        #expect(frame.child(named: "back") as? String == "/")
+        #expect(frame.child(named: "lines") as? [String] == ["gone"])
+        #expect(frame.child(named: "secret") == nil, "nil, not Optional.none inside Any")
+        #expect(frame.child(named: "csrf") == nil && frame.child(named: "nothing") == nil)
+        #expect("".nonBlank == nil && "x".nonBlank == "x")
+
+        var library = MustacheLibrary()
+        for template in ConsoleTemplate.allCases { try library.register(template.text, named: template.rawValue) }
+        let withoutSecret = try #require(library.render(frame, withTemplate: MessagePage.template.rawValue))
+        #expect(withoutSecret.contains("<p>gone</p>") && withoutSecret.contains("<title>Refused · Sluice console</title>"))
+        #expect(!withoutSecret.contains("class=\"secret\""), "no section for a nil secret")
+        let withSecret = ConsoleFrame(layout: layout, page: MessagePage(lines: [], secret: "whsec_<1>", back: "/"))
+        let shown = try #require(library.render(withSecret, withTemplate: MessagePage.template.rawValue))
+        #expect(shown.contains("<code class=\"secret\">whsec_&lt;1&gt;</code>"), "escaped: \(shown)")
+    }
+
+    /// Every template a page names is registered, so the console never draws an empty page.
+    @Test func everyPageNamesARegisteredTemplate() {
+        let pages: [any ConsolePage.Type] = [
+            LoginPage.self, ConfirmPage.self, MessagePage.self, OverviewPage.self, DeadLetterListPage.self, DeadLetterPage.self,
+            CustomerSearchPage.self, CustomerPage.self, RebuildPage.self, EndpointListPage.self, EndpointPage.self, ProductListPage.self,
+        ]
+        let named = Set(pages.map { $0.template })
+        #expect(named.union([.layout]) == Set(ConsoleTemplate.allCases), "a template no page draws, or a page without one")
     }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import Hummingbird
+import Logging
 import Mustache
 import NIOCore
 
-/// Renders console pages with swift-mustache: each page template fills the layout's `body`
+/// Renders console pages with swift-mustache: each page's template fills the layout's `body`
 /// block; `{{…}}` escapes HTML, so stored text (payloads, errors, user ids) is shown, never run.
 struct ConsoleRenderer: Sendable {
     /// The console's sections, in the navigation bar's order.
@@ -25,53 +26,34 @@ struct ConsoleRenderer: Sendable {
     let readOnly: Bool
     let keys: OperatorKeys
 
-    init(readOnly: Bool, keys: OperatorKeys) throws {
+    /// - Parameter templates: the templates to register; every one the console has, unless a
+    ///   test leaves one out to see the page that names it fail.
+    init(readOnly: Bool, keys: OperatorKeys, templates: [ConsoleTemplate] = ConsoleTemplate.allCases) throws {
         var library = MustacheLibrary()
-        let templates: [String: String] = [
-            "layout": LayoutTemplates.layout, "login": LayoutTemplates.login, "confirm": LayoutTemplates.confirm,
-            "message": LayoutTemplates.message, "overview": OverviewTemplate.template, "dead-letters": DeadLetterTemplates.list,
-            "dead-letter": DeadLetterTemplates.detail, "customers": CustomerTemplates.search, "customer": CustomerTemplates.customer,
-            "rebuild": CustomerTemplates.rebuild, "endpoints": EndpointTemplates.list, "endpoint": EndpointTemplates.detail,
-            "products": ProductTemplates.list,
-        ]
-        for (name, text) in templates { try library.register(text, named: name) }
+        for template in templates { try library.register(template.text, named: template.rawValue) }
         self.library = library
         self.readOnly = readOnly
         self.keys = keys
     }
 
-    /// A whole page: `values` for the template, plus what the layout needs (title, navigation,
-    /// the session's CSRF token, read-only, a notice from the query string).
+    /// A whole page: `page` inside the layout, with the title, the navigation, the session's CSRF
+    /// token, read-only, and a notice from the query string. A template that is not registered is
+    /// a `500` and an error in the log, never an empty `200`.
     func page(
-        _ template: String, title: String, section: Section?, request: Request, context: ConsoleRequestContext,
-        values: [String: Any] = [:], status: HTTPResponse.Status = .ok
+        _ page: some ConsolePage, title: String, section: Section?, request: Request, context: ConsoleRequestContext,
+        status: HTTPResponse.Status = .ok
     ) -> Response {
-        var all = values
-        all["title"] = title
-        all["readOnly"] = readOnly
-        if let session = context.session {
-            all["signedIn"] = true
-            all["csrf"] = session.csrfToken(keys: keys)
-            all["nav"] = Section.allCases.map { ["href": $0.href, "label": $0.rawValue, "current": $0 == section] as [String: Any] }
+        let session = context.session
+        let layout = ConsoleLayout(
+            title: title, readOnly: readOnly, signedIn: session != nil, csrf: session?.csrfToken(keys: keys),
+            nav: session == nil ? [] : Section.allCases.map { .init(href: $0.href, label: $0.rawValue, current: $0 == section) },
+            notice: request.uri.queryParameters.get("notice")?.nonBlank)
+        let template = type(of: page).template
+        guard let html = library.render(ConsoleFrame(layout: layout, page: page), withTemplate: template.rawValue) else {
+            context.logger.error("console template is missing", metadata: ["template": "\(template.rawValue)", "path": "\(request.uri.path)"])
+            return Self.html("The console could not draw this page: its template \(template.rawValue) is missing.", status: .internalServerError)
         }
-        if all["notice"] == nil, let notice = request.uri.queryParameters.get("notice") { all["notice"] = notice }
-        let html = library.render(Self.droppingBlanks(all), withTemplate: template) ?? "template \(template) is missing"
         return Self.html(html, status: status)
-    }
-
-    /// `values` without its empty strings, at every depth: Mustache counts `""` as true, so
-    /// `{{#detail}}…{{/detail}}` would show a section for an empty detail.
-    static func droppingBlanks(_ values: [String: Any]) -> [String: Any] {
-        values.compactMapValues(droppingBlanks(value:))
-    }
-
-    private static func droppingBlanks(value: Any) -> Any? {
-        switch value {
-        case let text as String: text.isEmpty ? nil : text
-        case let dictionary as [String: Any]: droppingBlanks(dictionary)
-        case let rows as [[String: Any]]: rows.map(droppingBlanks)
-        default: value
-        }
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
@@ -82,14 +64,11 @@ struct ConsoleRenderer: Sendable {
     /// The "are you sure?" page every action shows first: its form again, with `confirm=yes`.
     func confirmation(
         _ request: Request, _ context: ConsoleRequestContext, section: Section?, action: String, question: String, button: String,
-        back: String, fields: [(name: String, value: String)] = []
+        back: String, fields: [HiddenField] = []
     ) -> Response {
         page(
-            "confirm", title: "Confirm", section: section, request: request, context: context,
-            values: [
-                "action": action, "question": question, "button": button, "back": back,
-                "fields": fields.map { ["name": $0.name, "value": $0.value] },
-            ])
+            ConfirmPage(action: action, question: question, button: button, back: back, fields: fields), title: "Confirm", section: section,
+            request: request, context: context)
     }
 
     /// A `303 See Other` to `location` (after a POST, so that reloading does not post again).

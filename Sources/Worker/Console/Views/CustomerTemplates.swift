@@ -39,7 +39,7 @@ enum CustomerTemplates {
         <h2>Timeline <span class="muted">(newest first)</span></h2>
         <ul class="timeline" id="timeline">
         {{#timeline}}<li class="{{decision}}">
-          <div class="when">{{time}} · {{source}} · {{origin}}{{#event}} · <a href="/dead-letters/{{eventPath}}">{{event}}</a>{{/event}}</div>
+          <div class="when">{{time}} · {{source}} · {{origin}}{{#event}} · <a href="/dead-letters/{{event}}">{{event}}</a>{{/event}}</div>
           <div><strong>{{type}}</strong>{{#subtype}} / {{subtype}}{{/subtype}} → <span class="pill">{{decision}}</span>{{#detail}} <span class="muted">{{detail}}</span>{{/detail}}</div>
           {{#outgoing}}<div class="muted">sent {{type}} #{{sequence}}{{#deliveries}} · {{text}}{{/deliveries}}</div>{{/outgoing}}
         </li>{{/timeline}}

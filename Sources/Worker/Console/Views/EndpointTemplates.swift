@@ -13,9 +13,10 @@ enum EndpointTemplates {
         {{/body}}{{/layout}}
         """
 
+    /// The card is drawn inside `{{#endpoint}}`: the row's names first, then the page's.
     static let detail = """
         {{<layout}}{{$body}}
-        <div class="card">
+        {{#endpoint}}<div class="card">
           <p><span class="pill {{healthClass}}">{{health}}</span> <code>{{url}}</code> {{description}}</p>
           <p class="muted">receives {{receives}} · sources {{sources}} · environment {{environment}} · rate limit {{rateLimit}}</p>
           {{^readOnly}}
@@ -32,7 +33,7 @@ enum EndpointTemplates {
             <button type="submit" class="quiet">Resend…</button>
           </form>
           {{/readOnly}}
-        </div>
+        </div>{{/endpoint}}
         <h2>Recent deliveries</h2>
         {{^deliveries}}<p class="muted">None yet.</p>{{/deliveries}}
         {{#hasDeliveries}}<div class="scroll"><table id="deliveries">

@@ -48,7 +48,6 @@ enum LayoutTemplates {
         {{<layout}}{{$body}}
         <div class="card">
           <p>{{question}}</p>
-          {{#details}}<p class="muted">{{.}}</p>{{/details}}
           <form method="post" action="{{action}}">
             <input type="hidden" name="csrf" value="{{csrf}}">
             {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
