@@ -117,6 +117,8 @@ func buildRouter(
     AppAccountTokenController<IngestContext>(
         tokens: tokens, apiKeys: apiKeys, database: database)
         .addRoutes(to: router)
+    BalanceController<IngestContext>(store: BalanceStore(client: client, logger: logger), apiKeys: apiKeys, database: database)
+        .addRoutes(to: router)
 
     let checkout = checkoutController(settings: settings, client: client, apiKeys: apiKeys, database: database, changes: changes, logger: logger)
     checkout.addRoutes(to: router)
@@ -133,8 +135,9 @@ func buildRouter(
     router.answerMethodNotAllowed(
         on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath,
              ReadController<IngestContext>.accessPath, CheckoutController<IngestContext>.statusPath,
-             ProductsController<IngestContext>.path],
+             ProductsController<IngestContext>.path, BalanceController<IngestContext>.balancesPath],
         allowed: .get)
+    router.answerMethodNotAllowed(on: [BalanceController<IngestContext>.transactionsPath], allowed: .get, .post)
     if settings.stripeSecrets.isEmpty { logger.warning("STRIPE_WEBHOOK_SECRETS is not set: the Stripe endpoint answers 503") }
     if let roots = settings.appleRoots {
         logger.info("Apple payloads must chain to \(roots.summary)")
@@ -171,14 +174,15 @@ func checkoutController(
 
 extension Router {
     /// Answers `405` with an `Allow` header for the other common methods on these paths.
-    func answerMethodNotAllowed(on paths: [RouterPath], allowed: HTTPRequest.Method) {
-        let others: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete].filter { $0 != allowed }
+    func answerMethodNotAllowed(on paths: [RouterPath], allowed: HTTPRequest.Method...) {
+        let others: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete].filter { !allowed.contains($0) }
+        let names = allowed.map(\.rawValue).joined(separator: ", ")
         for path in paths {
             for method in others {
                 on(path, method: method) { request, _ -> Response in
                     throw APIError(
                         .methodNotAllowed, code: "method_not_allowed",
-                        message: "\(request.method) is not allowed here; use \(allowed)", headers: [.allow: allowed.rawValue])
+                        message: "\(request.method) is not allowed here; use \(names)", headers: [.allow: names])
                 }
             }
         }

@@ -12,7 +12,7 @@ struct WorkerCommand: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, MigrateCommand.self, StatsCommand.self, DLQCommand.self, PauseCommand.self, ResumeCommand.self,
             PruneCommand.self, RecoverCommand.self, ReconcileCommand.self, RebuildCommand.self, EndpointsCommand.self,
-            TransfersCommand.self, CustomerCommand.self, ConsoleCommand.self, ProductsCommand.self,
+            TransfersCommand.self, CustomerCommand.self, ConsoleCommand.self, ProductsCommand.self, BalanceCommand.self,
         ])
 
     static func main() async {

@@ -126,6 +126,22 @@ struct DatabaseRolesTests {
                 }
                 try await store.abandon(row.id)
                 #expect(await Self.refused(ingest, "UPDATE transactions SET status = 'succeeded'"), "ingest may not write the ledger")
+
+                // Balances (sql/0035): ingest changes them only through sluice_adjust_balances.
+                let balances = BalanceStore(client: ingest, logger: Self.logger)
+                let deposit = try await balances.adjust(user: "user_roles", try BalanceAdjustments(["credits": 10]), cause: .api, key: "k", digest: nil)
+                guard case .applied(let deposited) = deposit else {
+                    Issue.record("ingest could not deposit: \(deposit)")
+                    return
+                }
+                #expect(try await balances.history(user: "user_roles", limit: 10) == [deposited])
+                for sql in [
+                    "UPDATE balances SET amount = 1000000", "INSERT INTO balances (user_id, currency, amount) VALUES ('thief', 'credits', 99)",
+                    "DELETE FROM balance_transactions", "UPDATE balance_transactions SET cause = 'api'",
+                ] {
+                    #expect(await Self.refused(ingest, sql), "ingest may not: \(sql)")
+                }
+                #expect(try await balances.balances(user: "user_roles") == ["credits": 10])
             }
         }
     }

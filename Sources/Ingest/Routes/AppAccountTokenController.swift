@@ -36,11 +36,7 @@ struct AppAccountTokenController<Context: RemoteAddressRequestContext>: Sendable
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.requireServer(request, from: context.remoteAddress)
-        // The path segment as sent is percent-encoded (`%1B` is an ESC): the rule holds for what it says.
-        guard let segment = context.parameters.get("user_id"), let user = segment.removingPercentEncoding else {
-            throw APIError(.badRequest, code: "malformed", message: "user_id must be a percent-encoded path segment")
-        }
-        if let problem = UserIDRule.problem(with: user) { throw APIError(.badRequest, code: "malformed", message: problem) }
+        let user = try UserPathSegment.user(context.parameters)
         let buffer = try await request.body.collect(upTo: 4_096)
         guard let body = try? JSONDecoder().decode(Body.self, from: buffer), let token = UUID(uuidString: body.app_account_token) else {
             throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"app_account_token\": \"<UUID>\"}")

@@ -121,21 +121,8 @@ struct ReadController<Context: RemoteAddressRequestContext>: Sendable {
         guard let user = try Self.userID(query["user_id"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }) else {
             throw APIError(.badRequest, code: "missing_parameter", message: "give user_id")
         }
-        var limit = 50
-        if let text = query["limit"] {
-            guard let value = Int(text), (1...100).contains(value) else {
-                throw APIError(.badRequest, code: "invalid_limit", message: "limit must be a whole number from 1 to 100")
-            }
-            limit = value
-        }
-        var startingAfter: UUID?
-        if let text = query["starting_after"] {
-            guard let id = UUID(uuidString: String(text)) else {
-                throw APIError(.badRequest, code: "invalid_cursor", message: "starting_after must be the id of a transaction")
-            }
-            startingAfter = id
-        }
-        let (source, only, page, cursor) = (self.source, try environment(query).only, limit, startingAfter)
+        let history = try HistoryPage(query, cursorNames: "a transaction")
+        let (source, only, page, cursor) = (self.source, try environment(query).only, history.limit, history.startingAfter)
         let found = try await database.run {
             try await source.reader.transactions(userID: user, environment: only, limit: page, startingAfter: cursor)
         }

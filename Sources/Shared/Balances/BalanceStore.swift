@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// Balances and their ledger: every change goes through `sluice_adjust_balances`
+/// (sql/functions), which ingest may call and nothing else may write around; reads are plain
+/// selects on the primary (a balance read from a lagging replica could allow a spend twice in the
+/// app's eyes). Every statement binds its values.
+public struct BalanceStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// What became of a change.
+    public enum Outcome: Sendable, Equatable {
+        /// Made now.
+        case applied(BalanceTransaction)
+        /// Made before under the same key, for the same request: the first answer again.
+        case replayed(BalanceTransaction)
+        /// A currency would go below zero: nothing changed. By currency, the balance there was.
+        case insufficient([String: Int64])
+        /// The key was used before for another request: nothing changed.
+        case keyReused
+    }
+
+    /// One change, atomic across currencies.
+    /// - Parameters:
+    ///   - key: an idempotency key; a second change with it for this user is not made.
+    ///   - digest: the request's digest, which tells a replay from a reuse of the key.
+    ///   - floor: `true` for a take-back (each currency stops at zero, the rest is recorded as
+    ///     shortfall); `false` for a spend (refused whole when a balance is too low).
+    public func adjust(
+        user: String, _ adjustments: BalanceAdjustments, cause: BalanceCause, key: String?, digest: [UInt8]?, floor: Bool = false,
+        reason: String? = nil, metadata: [String: String]? = nil, actor: String? = nil
+    ) async throws -> Outcome {
+        let amounts = try Self.json(adjustments.amounts)
+        let metadataText = try metadata.map(Self.json)
+        let digestData = digest.map { Data($0) }
+        var answer = ""
+        for try await text in try await client.query(
+            """
+            SELECT sluice_adjust_balances(\(user), \(amounts)::jsonb, \(cause.rawValue), \(key), \(digestData), \(floor), \(reason),
+                \(metadataText)::jsonb, \(actor))::text
+            """, logger: logger
+        ).decode(String.self) { answer = text }
+        let decided = try Self.decided(Data(answer.utf8))
+        switch decided.outcome {
+        case "applied", "replayed":
+            guard let id = decided.id, let row = try await transaction(id) else {
+                throw StateStoreError(reason: "sluice_adjust_balances answered \(decided.outcome) without its row")
+            }
+            return decided.outcome == "applied" ? .applied(row) : .replayed(row)
+        case "key_reused": return .keyReused
+        case "insufficient": return .insufficient((decided.insufficient ?? [:]).mapValues(\.balance))
+        default: throw StateStoreError(reason: "sluice_adjust_balances answered \(decided.outcome)")
+        }
+    }
+
+    /// The function's answer: `{"outcome": …, "id": … | "insufficient": {…}}`.
+    struct Decided: Decodable {
+        struct Shortage: Decodable { var balance: Int64 }
+        var outcome: String
+        var id: UUID?
+        var insufficient: [String: Shortage]?
+    }
+
+    static func decided(_ data: Data) throws -> Decided { try JSONDecoder().decode(Decided.self, from: data) }
+
+    /// Every currency the user has held, with its balance (0 included), by name.
+    public func balances(user: String) async throws -> [String: Int64] {
+        var balances: [String: Int64] = [:]
+        for try await (currency, amount) in try await client.query(
+            "SELECT currency, amount FROM balances WHERE user_id = \(user)", logger: logger
+        ).decode((String, Int64).self) {
+            balances[currency] = amount
+        }
+        return balances
+    }
+
+    static let columns = "id, user_id, adjustments::text, applied::text, balances::text, shortfall::text, cause, reason, metadata::text, actor, created_at"
+
+    /// One ledger row.
+    public func transaction(_ id: UUID) async throws -> BalanceTransaction? {
+        try await Self.rows(client.query(
+            "SELECT \(unescaped: Self.columns) FROM balance_transactions WHERE id = \(id)", logger: logger)).first
+    }
+
+    /// The user's ledger, newest first; `startingAfter` is the id of the last row of the page
+    /// before (as the transaction history pages).
+    public func history(user: String, limit: Int, startingAfter: UUID? = nil) async throws -> [BalanceTransaction] {
+        try await Self.rows(client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM balance_transactions
+            WHERE user_id = \(user)
+              AND (\(startingAfter)::uuid IS NULL
+                   OR position < (SELECT position FROM balance_transactions WHERE id = \(startingAfter) AND user_id = \(user)))
+            ORDER BY position DESC LIMIT \(limit)
+            """, logger: logger))
+    }
+
+    /// Whether `id` is one of the user's ledger rows (a cursor that is not is refused).
+    public func isLedgerRow(_ id: UUID, user: String) async throws -> Bool {
+        for try await _ in try await client.query(
+            "SELECT 1 FROM balance_transactions WHERE id = \(id) AND user_id = \(user)", logger: logger
+        ).decode(Int.self) { return true }
+        return false
+    }
+
+    private static func rows(_ rows: PostgresRowSequence) async throws -> [BalanceTransaction] {
+        var found: [BalanceTransaction] = []
+        for try await (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt) in rows.decode(
+            (UUID, String, String, String, String, String?, String, String?, String?, String?, Date).self)
+        {
+            let decoder = JSONDecoder()
+            func amounts(_ text: String) throws -> [String: Int64] { try decoder.decode([String: Int64].self, from: Data(text.utf8)) }
+            guard let cause = BalanceCause(rawValue: cause) else { throw StateStoreError(reason: "unknown balance cause \(cause)") }
+            found.append(
+                BalanceTransaction(
+                    id: id, userID: user, adjustments: try amounts(adjustments), applied: try amounts(applied), balances: try amounts(balances),
+                    shortfall: try shortfall.map(amounts), cause: cause, reason: reason,
+                    metadata: try metadata.map { try decoder.decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
+                    createdAt: createdAt))
+        }
+        return found
+    }
+
+    private static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

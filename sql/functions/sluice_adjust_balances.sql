@@ -1,0 +1,84 @@
+-- SPDX-License-Identifier: Apache-2.0
+-- The one way a balance changes (docs/credits.md): the API's spends and deposits, an operator's
+-- adjustment, and (to come) the grants and take-backs of purchases all call it.
+--
+-- p_adjustments is {"credits": -20, "gems": 5}: every currency moves, or none does.
+--   * One change at a time per user: a transaction-scoped advisory lock on the user, so that
+--     concurrent spends of one balance line up (200 spends of 1 against 100 leave exactly 100
+--     done and 0) and an idempotency key is checked and stored with no race.
+--   * p_key: a change already made with this key for this user is not made again; the same
+--     request (p_digest) gets the first one back ("replayed"), another request "key_reused".
+--   * p_floor false (a spend): a currency that would go below zero refuses the whole change
+--     ("insufficient", with what was short) and nothing is written.
+--     p_floor true (a take-back): each currency stops at zero, and what could not be taken is
+--     kept as the row's shortfall.
+-- Returns {"outcome": applied | replayed | key_reused, "id": the ledger row's id} or
+-- {"outcome": "insufficient", "insufficient": {"credits": {"balance": 3, "requested": -20}}}.
+-- SECURITY DEFINER: ingest may call it, and may not write the tables any other way.
+CREATE OR REPLACE FUNCTION sluice_adjust_balances(
+    p_user text, p_adjustments jsonb, p_cause text, p_key text, p_digest bytea, p_floor boolean,
+    p_reason text, p_metadata jsonb, p_actor text
+) RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    stored balance_transactions;
+    a record;
+    current_amount bigint;
+    short jsonb := '{}';
+    applied jsonb := '{}';
+    after jsonb := '{}';
+    taken bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || p_user, 0));
+    IF p_key IS NOT NULL THEN
+        SELECT * INTO stored FROM balance_transactions WHERE user_id = p_user AND idempotency_key = p_key;
+        IF FOUND THEN
+            RETURN jsonb_build_object(
+                'outcome', CASE WHEN stored.request_digest IS NOT DISTINCT FROM p_digest THEN 'replayed' ELSE 'key_reused' END,
+                'id', stored.id);
+        END IF;
+    END IF;
+
+    -- Sorted, so that the row locks are always taken in one order.
+    FOR a IN SELECT key AS currency, value::bigint AS amount FROM jsonb_each_text(p_adjustments) ORDER BY key LOOP
+        SELECT b.amount INTO current_amount FROM balances b WHERE b.user_id = p_user AND b.currency = a.currency FOR UPDATE;
+        current_amount := COALESCE(current_amount, 0);
+        taken := a.amount;
+        IF current_amount + a.amount < 0 THEN
+            IF NOT p_floor THEN
+                short := short || jsonb_build_object(a.currency, jsonb_build_object('balance', current_amount, 'requested', a.amount));
+                CONTINUE;
+            END IF;
+            taken := -current_amount;
+        END IF;
+        applied := applied || jsonb_build_object(a.currency, taken);
+        after := after || jsonb_build_object(a.currency, current_amount + taken);
+        IF taken <> a.amount THEN
+            short := short || jsonb_build_object(a.currency, taken - a.amount);
+        END IF;
+    END LOOP;
+    IF NOT p_floor AND short <> '{}' THEN
+        RETURN jsonb_build_object('outcome', 'insufficient', 'insufficient', short);
+    END IF;
+
+    INSERT INTO balances AS b (user_id, currency, amount)
+    SELECT p_user, key, value::bigint FROM jsonb_each_text(after) ORDER BY key
+    ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
+
+    INSERT INTO balance_transactions (user_id, idempotency_key, request_digest, adjustments, applied, balances, shortfall, cause,
+        reason, metadata, actor)
+    VALUES (p_user, p_key, p_digest, p_adjustments, applied, after, NULLIF(short, '{}'), p_cause, p_reason, p_metadata, p_actor)
+    RETURNING * INTO stored;
+    RETURN jsonb_build_object('outcome', 'applied', 'id', stored.id);
+END $$;
+
+-- Least privilege: ingest (the API) and the worker (the CLI, grants) may call it.
+REVOKE ALL ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) FROM PUBLIC;
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_ingest') THEN
+        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) TO sluice_ingest;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
+        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) TO sluice_worker;
+    END IF;
+END $$;
