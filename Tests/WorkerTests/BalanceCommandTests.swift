@@ -36,3 +36,26 @@ struct BalanceCommandTests {
         }
     }
 }
+
+extension BalanceCommandTests {
+    @Test func aProductsCurrencyGrantsAreSetAndClearedFromTheCLI() async throws {
+        try await TestDatabase.with { db in
+            let added = try OperatorCommandTests.worker(
+                db, ["products", "add", "pro.monthly", "--type", "auto_renewable", "--currency-grants", "credits=1000,gems=2", "--json"])
+            #expect(added.status == 0, "\(added.stderr)")
+            let object = try #require(try OperatorCommandTests.json(added.stdout) as? [String: Any])
+            #expect(object["currency_grants"] as? [String: Int] == ["credits": 1_000, "gems": 2])
+            #expect(object["trial_currency_grants"] is NSNull)
+            #expect(try OperatorCommandTests.worker(db, ["products", "update", "pro.monthly", "--trial-currency-grants", "credits=100"]).status == 0)
+            for wrong in ["credits=0", "credits=-5", "Credits=5", "credits", "credits=1,credits=2"] {
+                #expect(try OperatorCommandTests.worker(db, ["products", "update", "pro.monthly", "--currency-grants", wrong]).status == 2, "\(wrong)")
+            }
+            let catalog = CatalogStore(client: db.client, logger: TestDatabase.logger)
+            var product = try #require(try await catalog.product("pro.monthly"))
+            #expect(product.currencyGrants == ["credits": 1_000, "gems": 2] && product.trialCurrencyGrants == ["credits": 100])
+            #expect(try OperatorCommandTests.worker(db, ["products", "update", "pro.monthly", "--trial-currency-grants", "", "--currency-grants", ""]).status == 0)
+            product = try #require(try await catalog.product("pro.monthly"))
+            #expect(product.currencyGrants.isEmpty && product.trialCurrencyGrants == nil)
+        }
+    }
+}

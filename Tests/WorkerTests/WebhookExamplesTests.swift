@@ -58,8 +58,10 @@ struct WebhookExamplesTests {
                 _ = try await OutgoingEventsTests.addEndpoint(system, url: sink.url)
                 // A catalog, so the examples show the access levels each entitlement gives.
                 let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+                // pro.monthly grants credits too, for balance.changed.
                 for (id, levels) in [("pro.monthly", ["pro"]), ("pro.yearly", ["ad_free", "pro"])] {
-                    _ = try await catalog.add(CatalogProduct(id: id, type: .autoRenewable, accessLevels: levels))
+                    _ = try await catalog.add(CatalogProduct(
+                        id: id, type: .autoRenewable, accessLevels: levels, currencyGrants: id == "pro.monthly" ? ["credits": 1_000] : [:]))
                 }
                 try await appleLifecycle(system)
                 try await appleRefund(system)

@@ -8,11 +8,18 @@ public import PostgresNIO
 /// selects on the primary (a balance read from a lagging replica could allow a spend twice in the
 /// app's eyes). Every statement binds its values.
 public struct BalanceStore: Sendable {
-    let client: PostgresClient
+    /// Runs one statement: on a client's pool, or on the connection of a transaction in progress
+    /// (the worker's apply: a grant commits with the purchase it comes from).
+    private let run: @Sendable (PostgresQuery, Logger) async throws -> PostgresRowSequence
     let logger: Logger
 
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+        self.run = { query, logger in try await client.query(query, logger: logger) }
+        self.logger = logger
+    }
+
+    public init(connection: PostgresConnection, logger: Logger) {
+        self.run = { query, logger in try await connection.query(query, logger: logger) }
         self.logger = logger
     }
 
@@ -42,12 +49,17 @@ public struct BalanceStore: Sendable {
         let metadataText = try metadata.map(Self.json)
         let digestData = digest.map { Data($0) }
         var answer = ""
-        for try await text in try await client.query(
+        for try await text in try await run(
             """
             SELECT sluice_adjust_balances(\(user), \(amounts)::jsonb, \(cause.rawValue), \(key), \(digestData), \(floor), \(reason),
                 \(metadataText)::jsonb, \(actor))::text
-            """, logger: logger
+            """, logger
         ).decode(String.self) { answer = text }
+        return try await outcome(of: answer)
+    }
+
+    /// What `sluice_adjust_balances` answered, with the ledger row it names.
+    private func outcome(of answer: String) async throws -> Outcome {
         let decided = try Self.decided(Data(answer.utf8))
         switch decided.outcome {
         case "applied", "replayed":
@@ -59,6 +71,22 @@ public struct BalanceStore: Sendable {
         case "insufficient": return .insufficient((decided.insufficient ?? [:]).mapValues(\.balance))
         default: throw StateStoreError(reason: "sluice_adjust_balances answered \(decided.outcome)")
         }
+    }
+
+    /// Undoes `numerator / denominator` of the change made under `earlierKey` (rounded up), for
+    /// whoever it was made for, once under `key` (`sluice_reverse_balance_change`); `nil` when
+    /// there was no such change.
+    public func reverse(
+        _ earlierKey: String, numerator: Int64 = 1, denominator: Int64 = 1, cause: BalanceCause, key: String, floor: Bool, reason: String? = nil
+    ) async throws -> Outcome? {
+        var answer = ""
+        for try await text in try await run(
+            """
+            SELECT sluice_reverse_balance_change(\(earlierKey), \(numerator), \(denominator), \(cause.rawValue), \(key), \(floor), \(reason))::text
+            """, logger
+        ).decode(String.self) { answer = text }
+        guard try Self.decided(Data(answer.utf8)).outcome != "nothing" else { return nil }
+        return try await outcome(of: answer)
     }
 
     /// The function's answer: `{"outcome": …, "id": … | "insufficient": {…}}`.
@@ -74,8 +102,8 @@ public struct BalanceStore: Sendable {
     /// Every currency the user has held, with its balance (0 included), by name.
     public func balances(user: String) async throws -> [String: Int64] {
         var balances: [String: Int64] = [:]
-        for try await (currency, amount) in try await client.query(
-            "SELECT currency, amount FROM balances WHERE user_id = \(user)", logger: logger
+        for try await (currency, amount) in try await run(
+            "SELECT currency, amount FROM balances WHERE user_id = \(user)", logger
         ).decode((String, Int64).self) {
             balances[currency] = amount
         }
@@ -86,27 +114,27 @@ public struct BalanceStore: Sendable {
 
     /// One ledger row.
     public func transaction(_ id: UUID) async throws -> BalanceTransaction? {
-        try await Self.rows(client.query(
-            "SELECT \(unescaped: Self.columns) FROM balance_transactions WHERE id = \(id)", logger: logger)).first
+        try await Self.rows(run(
+            "SELECT \(unescaped: Self.columns) FROM balance_transactions WHERE id = \(id)", logger)).first
     }
 
     /// The user's ledger, newest first; `startingAfter` is the id of the last row of the page
     /// before (as the transaction history pages).
     public func history(user: String, limit: Int, startingAfter: UUID? = nil) async throws -> [BalanceTransaction] {
-        try await Self.rows(client.query(
+        try await Self.rows(run(
             """
             SELECT \(unescaped: Self.columns) FROM balance_transactions
             WHERE user_id = \(user)
               AND (\(startingAfter)::uuid IS NULL
                    OR position < (SELECT position FROM balance_transactions WHERE id = \(startingAfter) AND user_id = \(user)))
             ORDER BY position DESC LIMIT \(limit)
-            """, logger: logger))
+            """, logger))
     }
 
     /// Whether `id` is one of the user's ledger rows (a cursor that is not is refused).
     public func isLedgerRow(_ id: UUID, user: String) async throws -> Bool {
-        for try await _ in try await client.query(
-            "SELECT 1 FROM balance_transactions WHERE id = \(id) AND user_id = \(user)", logger: logger
+        for try await _ in try await run(
+            "SELECT 1 FROM balance_transactions WHERE id = \(id) AND user_id = \(user)", logger
         ).decode(Int.self) { return true }
         return false
     }

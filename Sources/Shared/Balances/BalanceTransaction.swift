@@ -20,24 +20,23 @@ public struct BalanceTransaction: Sendable, Equatable, Encodable {
     public var actor: String?
     public var createdAt: Date
 
-    enum CodingKeys: String, CodingKey {
-        case id, userID = "user_id", adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt = "created_at"
+    /// Every key, `null` for what is not there (a fixed shape), sorted; the id in lower case and
+    /// the time in RFC 3339: the one shape of a ledger row, in the API, the CLI's JSON and
+    /// `balance.changed` events.
+    public var members: [JSONTextMember] {
+        func amounts(_ values: [String: Int64]) -> JSONTextMember.Value {
+            .object(JSONTextMember.sorted(values.map { JSONTextMember($0.key, $0.value) }))
+        }
+        return JSONTextMember.sorted([
+            JSONTextMember("actor", actor), JSONTextMember("adjustments", amounts(adjustments)), JSONTextMember("applied", amounts(applied)),
+            JSONTextMember("balances", amounts(balances)), JSONTextMember("cause", cause.rawValue),
+            JSONTextMember("created_at", createdAt.formatted(.iso8601)), JSONTextMember("id", id.uuidString.lowercased()),
+            JSONTextMember("metadata", metadata.map { .object(JSONTextMember.sorted($0.map { JSONTextMember($0.key, $0.value) })) } ?? .null),
+            JSONTextMember("reason", reason), JSONTextMember("shortfall", shortfall.map(amounts) ?? .null), JSONTextMember("user_id", userID),
+        ])
     }
 
-    /// Every key, `null` for what is not there (a fixed shape); the id in lower case and the time in
-    /// RFC 3339, as the read API writes them.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(adjustments, forKey: .adjustments)
-        try container.encode(applied, forKey: .applied)
-        try container.encode(balances, forKey: .balances)
-        try container.encode(shortfall, forKey: .shortfall)
-        try container.encode(cause, forKey: .cause)
-        try container.encode(reason, forKey: .reason)
-        try container.encode(metadata, forKey: .metadata)
-        try container.encode(actor, forKey: .actor)
-        try container.encode(createdAt.formatted(.iso8601), forKey: .createdAt)
+        try JSONTextMember.encode(members, to: encoder)
     }
 }

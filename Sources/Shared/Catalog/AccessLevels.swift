@@ -46,11 +46,21 @@ public enum AccessLevels {
     public static func grants(of catalog: [CatalogProduct]) -> [String: Set<String>] {
         var grants: [String: Set<String>] = [:]
         for product in catalog {
-            for productID in [product.id] + product.appleProductIDs {
+            for productID in product.allProductIDs {
                 grants[productID, default: []].formUnion(product.accessLevels)
             }
         }
         return grants
+    }
+
+    /// The catalog's products by every id an entitlement or transaction may carry: the product's
+    /// own and its App Store product ids (one App Store id belongs to one product).
+    public static func products(of catalog: [CatalogProduct]) -> [String: CatalogProduct] {
+        var products: [String: CatalogProduct] = [:]
+        for product in catalog {
+            for productID in product.allProductIDs { products[productID] = product }
+        }
+        return products
     }
 
     /// The user's access levels, by name.

@@ -16,11 +16,18 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
     public var accessLevels: [String]
     /// When it stopped being sold; what was bought keeps its access levels.
     public var archivedAt: Date?
+    /// What a purchase grants, and a subscription's every paid period: `{"credits": 500}`
+    /// (docs/credits.md). Empty: no currency.
+    public var currencyGrants: [String: Int64]
+    /// What a subscription's free trial grants instead; `nil`: the same as a paid period.
+    public var trialCurrencyGrants: [String: Int64]?
 
     public init(
         id: String, type: ProductType, stripePrice: String? = nil, appleProductIDs: [String] = [], trialDays: Int? = nil,
-        accessLevels: [String] = [], archivedAt: Date? = nil
+        accessLevels: [String] = [], archivedAt: Date? = nil, currencyGrants: [String: Int64] = [:], trialCurrencyGrants: [String: Int64]? = nil
     ) {
+        self.currencyGrants = currencyGrants
+        self.trialCurrencyGrants = trialCurrencyGrants
         self.id = id
         self.type = type
         self.stripePrice = stripePrice
@@ -33,6 +40,20 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case id, type, stripePrice = "stripe_price", appleProductIDs = "apple_product_ids", trialDays = "trial_days"
         case accessLevels = "access_levels", archivedAt = "archived_at"
+        case currencyGrants = "currency_grants", trialCurrencyGrants = "trial_currency_grants"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id), type: try container.decode(ProductType.self, forKey: .type),
+            stripePrice: try container.decodeIfPresent(String.self, forKey: .stripePrice),
+            appleProductIDs: try container.decodeIfPresent([String].self, forKey: .appleProductIDs) ?? [],
+            trialDays: try container.decodeIfPresent(Int.self, forKey: .trialDays),
+            accessLevels: try container.decodeIfPresent([String].self, forKey: .accessLevels) ?? [],
+            archivedAt: try container.decodeIfPresent(Date.self, forKey: .archivedAt),
+            currencyGrants: try container.decodeIfPresent([String: Int64].self, forKey: .currencyGrants) ?? [:],
+            trialCurrencyGrants: try container.decodeIfPresent([String: Int64].self, forKey: .trialCurrencyGrants))
     }
 
     /// Every field, `null` where there is none (never left out).
@@ -45,6 +66,18 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         try container.encode(trialDays, forKey: .trialDays)
         try container.encode(accessLevels, forKey: .accessLevels)
         try container.encode(archivedAt, forKey: .archivedAt)
+        try container.encode(currencyGrants, forKey: .currencyGrants)
+        try container.encode(trialCurrencyGrants, forKey: .trialCurrencyGrants)
+    }
+
+    /// The ids a purchase of it may carry: its own, then its App Store product ids.
+    public var allProductIDs: [String] { [id] + appleProductIDs }
+
+    /// What one purchase or paid period grants (a free trial's own amounts when `trial`), `nil`
+    /// for nothing.
+    public func currencies(trial: Bool) -> [String: Int64]? {
+        let amounts = trial ? (trialCurrencyGrants ?? currencyGrants) : currencyGrants
+        return amounts.isEmpty ? nil : amounts
     }
 
     /// An access level's name: 1 to 64 of `a-z`, `0-9`, `_`, `-`, `.` (what apps compare against).

@@ -26,11 +26,15 @@ public struct CatalogStore: Sendable {
         public var appleProductIDs: [String]?
         public var trialDays: Int??
         public var accessLevels: [String]?
+        public var currencyGrants: [String: Int64]?
+        public var trialCurrencyGrants: [String: Int64]??
 
         public init(
             type: ProductType? = nil, stripePrice: String?? = nil, appleProductIDs: [String]? = nil, trialDays: Int?? = nil,
-            accessLevels: [String]? = nil
+            accessLevels: [String]? = nil, currencyGrants: [String: Int64]? = nil, trialCurrencyGrants: [String: Int64]?? = nil
         ) {
+            self.currencyGrants = currencyGrants
+            self.trialCurrencyGrants = trialCurrencyGrants
             self.type = type
             self.stripePrice = stripePrice
             self.appleProductIDs = appleProductIDs
@@ -39,7 +43,8 @@ public struct CatalogStore: Sendable {
         }
     }
 
-    static let columns = "id, type, stripe_price, apple_product_ids, trial_days, access_levels, archived_at"
+    static let columns =
+        "id, type, stripe_price, apple_product_ids, trial_days, access_levels, archived_at, currency_grants::text, trial_currency_grants::text"
 
     /// Every product, archived ones too unless `soldOnly` (oldest first).
     public func all(soldOnly: Bool = false) async throws -> [CatalogProduct] {
@@ -63,9 +68,10 @@ public struct CatalogStore: Sendable {
             }
             let rows = try await connection.query(
                 """
-                INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, trial_days, access_levels)
+                INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, trial_days, access_levels, currency_grants,
+                    trial_currency_grants)
                 VALUES (\(product.id), \(product.type.rawValue), \(product.stripePrice), \(product.appleProductIDs), \(product.trialDays),
-                    \(product.accessLevels))
+                    \(product.accessLevels), \(try Self.json(product.currencyGrants))::jsonb, \(try product.trialCurrencyGrants.map(Self.json))::jsonb)
                 ON CONFLICT (id) DO NOTHING RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
             guard let added = try await Self.decode(rows).first else {
@@ -90,6 +96,9 @@ public struct CatalogStore: Sendable {
                     apple_product_ids = COALESCE(\(changes.appleProductIDs)::text[], apple_product_ids),
                     trial_days = CASE WHEN \(changes.trialDays != nil) THEN \(changes.trialDays ?? nil)::integer ELSE trial_days END,
                     access_levels = COALESCE(\(changes.accessLevels)::text[], access_levels),
+                    currency_grants = COALESCE(\(try changes.currencyGrants.map(Self.json))::jsonb, currency_grants),
+                    trial_currency_grants = CASE WHEN \(changes.trialCurrencyGrants != nil)
+                        THEN \(try (changes.trialCurrencyGrants ?? nil).map(Self.json))::jsonb ELSE trial_currency_grants END,
                     updated_at = now()
                 WHERE id = \(id) RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
@@ -122,11 +131,22 @@ public struct CatalogStore: Sendable {
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [CatalogProduct] {
         var products: [CatalogProduct] = []
-        for try await (id, type, price, apple, trial, levels, archived) in rows.decode((String, String, String?, [String], Int32?, [String], Date?).self) {
+        for try await (id, type, price, apple, trial, levels, archived, grants, trialGrants) in rows.decode(
+            (String, String, String?, [String], Int32?, [String], Date?, String, String?).self)
+        {
+            let decoder = JSONDecoder()
             products.append(CatalogProduct(
                 id: id, type: ProductType(rawValue: type) ?? .nonConsumable, stripePrice: price, appleProductIDs: apple,
-                trialDays: trial.map(Int.init), accessLevels: levels, archivedAt: archived))
+                trialDays: trial.map(Int.init), accessLevels: levels, archivedAt: archived,
+                currencyGrants: try decoder.decode([String: Int64].self, from: Data(grants.utf8)),
+                trialCurrencyGrants: try trialGrants.map { try decoder.decode([String: Int64].self, from: Data($0.utf8)) }))
         }
         return products
+    }
+
+    private static func json(_ amounts: [String: Int64]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(amounts), as: UTF8.self)
     }
 }

@@ -16,9 +16,11 @@ enum StateWriter {
         let now = announcer?.now ?? Date()
         let leeway = announcer?.leeway ?? 0
         var events: [OutgoingEvent] = []
+        var newEntitlements: Set<String> = []
         for entitlement in decision.entitlements {
             let isActive = entitlement.isActive(at: now, leeway: leeway)
             let saved = try await store.save(entitlement, announcedActive: isActive)
+            if saved.previous == nil { newEntitlements.insert(entitlement.entityKey) }
             guard let announcer,
                   let type = EntitlementChange.type(before: saved.previous, after: entitlement, now: now, leeway: leeway)
             else { continue }
@@ -35,8 +37,19 @@ enum StateWriter {
         }
         for transaction in decision.transactions {
             let saved = try await store.save(transaction, eventID: eventID)
-            guard let announcer, let type = TransactionChange.type(before: saved.previous, after: transaction) else { continue }
-            events.append(announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous))
+            guard let announcer else { continue }
+            if let type = TransactionChange.type(before: saved.previous, after: transaction) {
+                events.append(announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous))
+            }
+            // The currencies its catalog product grants, taken back, given back (a rebuild, with no
+            // announcer, leaves the balances as they are: each change is made once already).
+            let product = transaction.productID.flatMap { announcer.products[$0] }
+            let firstPeriod = transaction.entitlementKey.map(newEntitlements.contains) ?? true
+            if let change = CurrencyGrantDecision.change(before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod),
+                case .applied(let row)? = try await store.change(change)
+            {
+                events.append(announcer.event(balance: row, transaction: transaction))
+            }
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.
@@ -69,6 +82,16 @@ extension ChangeAnnouncer {
             entityKey: entitlement.entityKey, provider: EventCause.provider(of: entitlement.source),
             environment: entitlement.environment, userID: entitlement.userID, cause: cause, causeEventID: causeEventID,
             data: .entitlement(body, userID: entitlement.userID, previous: previous, previousIsActive: wasActive))
+    }
+
+    /// The event announcing that `row` changed the balances of the user `transaction` is of.
+    func event(balance row: BalanceTransaction, transaction: TransactionState) -> OutgoingEvent {
+        let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
+        return OutgoingEvent(
+            messageID: OutgoingEvent.newMessageID(), type: .balanceChanged, occurredAt: now, orderingKey: "balance:" + row.userID,
+            entityKey: transaction.entitlementKey ?? key, provider: EventCause.provider(of: transaction.source),
+            environment: transaction.environment, userID: row.userID, cause: cause, causeEventID: causeEventID,
+            data: .balance(row, transactionID: transaction.providerTransactionID))
     }
 
     /// The event announcing that the ledger row `transaction` (row `id`) changed from `previous`.

@@ -30,9 +30,10 @@ struct ForwardOutbox: Sendable {
     /// - Parameter rawNotification: the environment of an App Store Server Notification, which the
     ///   `raw_apple` endpoints receive as it is; `nil` for anything else.
     func announcer(for job: ClaimedJob, rawNotification environment: PurchaseEnvironment? = nil, logger: Logger) async -> ChangeAnnouncer {
-        ChangeAnnouncer(
+        let read = await catalog?.catalog() ?? CatalogGrants.Catalog()
+        return ChangeAnnouncer(
             cause: EventCause(job: job), causeEventID: job.id, leeway: leeway, sandboxAccess: sandboxAccess, writer: OutgoingEventWriter(logger: logger),
-            rawNotification: environment.map { .init(eventID: job.id, environment: $0) }, grants: await catalog?.current() ?? [:])
+            rawNotification: environment.map { .init(eventID: job.id, environment: $0) }, grants: read.grants, products: read.products)
     }
 }
 
@@ -50,4 +51,6 @@ struct ChangeAnnouncer: Sendable {
     var now = Date()
     /// The catalog's access levels by product id, which each announced entitlement carries.
     var grants: [String: Set<String>] = [:]
+    /// The catalog's products by every id a purchase may carry: the currencies each grants.
+    var products: [String: CatalogProduct] = [:]
 }

@@ -26,6 +26,8 @@ struct OutgoingEvent: Sendable {
     enum Payload: Sendable {
         case entitlement(EntitlementBody, userID: String?, previous: EntitlementState?, previousIsActive: Bool?)
         case transaction(TransactionBody, userID: String?, previous: TransactionState?)
+        /// The ledger row of the change, and the transaction whose purchase or refund made it.
+        case balance(BalanceTransaction, transactionID: String)
     }
 
     /// A new `msg_…` id: 32 hex digits of randomness.
@@ -78,6 +80,8 @@ struct OutgoingEvent: Sendable {
                 JSONTextMember("previous", before ?? .null),
                 JSONTextMember("transaction", .object(JSONTextMember.sorted(body.members + [JSONTextMember("user_id", userID)]))),
             ]
+        case let .balance(row, transactionID):
+            return [JSONTextMember("balance_transaction", .object(row.members)), JSONTextMember("transaction_id", transactionID)]
         }
     }
 }

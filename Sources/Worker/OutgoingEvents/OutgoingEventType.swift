@@ -47,6 +47,10 @@ enum OutgoingEventType: String, Sendable, CaseIterable, Codable {
     /// A dispute ended (won: the payment stands; lost: it reads `refunded`).
     case transactionDisputeClosed = "transaction.dispute_closed"
 
+    /// A user's in-app currency balances changed: a catalog product's grant on a purchase or
+    /// renewal, its take-back on a refund, its give-back (docs/credits.md).
+    case balanceChanged = "balance.changed"
+
     /// Whether an endpoint's type pattern (`entitlement.*`, `transaction.refunded`, `*`) takes it.
     static func pattern(_ pattern: String, matches type: String) -> Bool {
         if pattern == "*" { return true }

@@ -40,6 +40,16 @@ struct ProductOptions: ParsableArguments {
     @Option(name: .customLong("access-levels"), help: "Comma-separated access levels it grants: a-z, 0-9, _, -, . (empty to clear).")
     var accessLevels: String?
 
+    @Option(
+        name: .customLong("currency-grants"),
+        help: "What a purchase, or a subscription's every paid period, grants: credits=500,gems=2 (empty to clear; docs/credits.md).")
+    var currencyGrants: String?
+
+    @Option(
+        name: .customLong("trial-currency-grants"),
+        help: "What a subscription's free trial grants instead: credits=100 (empty: the same as a paid period).")
+    var trialCurrencyGrants: String?
+
     func validate() throws {
         _ = try changes()
     }
@@ -66,7 +76,30 @@ struct ProductOptions: ParsableArguments {
             }
             changes.accessLevels = Array(Set(levels)).sorted()
         }
+        if let currencyGrants { changes.currencyGrants = try Self.amounts(currencyGrants, option: "--currency-grants") }
+        if let trialCurrencyGrants {
+            let amounts = try Self.amounts(trialCurrencyGrants, option: "--trial-currency-grants")
+            changes.trialCurrencyGrants = .some(amounts.isEmpty ? nil : amounts)
+        }
         return changes
+    }
+
+    /// `credits=500,gems=2`: positive whole amounts of currencies (``BalanceAdjustments``'s rule).
+    static func amounts(_ text: String, option: String) throws -> [String: Int64] {
+        var amounts: [String: Int64] = [:]
+        for pair in EndpointOptions.list(text) {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let amount = Int64(parts[1]), amount > 0 else {
+                throw ValidationError("\(option): \(pair) is not currency=amount with a positive whole amount")
+            }
+            guard amounts.updateValue(amount, forKey: parts[0]) == nil else { throw ValidationError("\(option): \(parts[0]) is named twice") }
+        }
+        guard !amounts.isEmpty else { return [:] }
+        do {
+            return try BalanceAdjustments(amounts).amounts
+        } catch let problem as BalanceAdjustments.Problem {
+            throw ValidationError("\(option): \(problem)")
+        }
     }
 }
 
@@ -97,9 +130,14 @@ struct ProductOutput: Encodable {
         let sold = product.archivedAt.map { "no: archived \($0.formatted(.iso8601))" } ?? "yes"
         let lines: [(String, String)] = [
             ("id", product.id), ("type", product.type.rawValue), ("stripe price", product.stripePrice ?? "—"), ("App Store ids", apple),
-            ("trial", trial), ("access levels", levels), ("sold", sold),
+            ("trial", trial), ("access levels", levels), ("grants", Self.amounts(product.currencyGrants)),
+            ("trial grants", product.trialCurrencyGrants.map(Self.amounts) ?? "as a paid period"), ("sold", sold),
         ]
         return lines.map { name, value in name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + value }.joined(separator: "\n")
+    }
+
+    static func amounts(_ amounts: [String: Int64]) -> String {
+        amounts.isEmpty ? "—" : amounts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
 }
 
@@ -135,7 +173,8 @@ struct ProductsAddCommand: AsyncParsableCommand {
         let changes = try options.changes()
         let new = CatalogProduct(
             id: product.id, type: changes.type ?? .nonConsumable, stripePrice: changes.stripePrice ?? nil,
-            appleProductIDs: changes.appleProductIDs ?? [], trialDays: changes.trialDays ?? nil, accessLevels: changes.accessLevels ?? [])
+            appleProductIDs: changes.appleProductIDs ?? [], trialDays: changes.trialDays ?? nil, accessLevels: changes.accessLevels ?? [],
+            currencyGrants: changes.currencyGrants ?? [:], trialCurrencyGrants: changes.trialCurrencyGrants ?? nil)
         try await changeProduct(new.id, json: output.json) { try await $0.add(new) }
     }
 }
@@ -179,7 +218,7 @@ struct ProductsShowCommand: AsyncParsableCommand {
 /// `worker products update ID …`.
 struct ProductsUpdateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "update", abstract: "Change a product's type, Stripe price, App Store ids, trial or access levels.",
+        commandName: "update", abstract: "Change a product's type, Stripe price, App Store ids, trial, access levels or currency grants.",
         discussion: OperatorSession.help)
 
     @OptionGroup var product: ProductArgument

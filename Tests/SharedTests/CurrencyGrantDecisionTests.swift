@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+import Testing
+
+/// What a ledger row's change does to its buyer's balances, as a table (docs/credits.md).
+struct CurrencyGrantDecisionTests {
+    static let pack = CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500])
+    static let monthly = CatalogProduct(
+        id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 1_000], trialCurrencyGrants: ["credits": 100])
+    static let plain = CatalogProduct(id: "pro.lifetime", type: .nonConsumable)
+
+    static func tx(_ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil) -> TransactionState? {
+        guard let status else { return nil }
+        var state = TransactionState(source: .storeKit, providerTransactionID: "2000", environment: .production, status: status)
+        state.entitlementKey = "apple:production:1"
+        state.userID = user
+        state.amount = amount
+        state.amountRefunded = refunded
+        return state
+    }
+
+    static let keys = CurrencyGrantDecision.keys(of: tx(.succeeded)!)
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        var before: TransactionState?
+        var after: TransactionState
+        var product: CatalogProduct?
+        var firstPeriod = true
+        var expected: CurrencyGrantDecision.Change?
+        var testDescription: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "a pack bought", before: nil, after: tx(.succeeded)!, product: pack,
+            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+        Row(name: "a pending payment succeeding", before: tx(.pending), after: tx(.succeeded)!, product: pack,
+            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+        Row(name: "paid again (a duplicate)", before: tx(.succeeded), after: tx(.succeeded)!, product: pack, expected: nil),
+        Row(name: "no user yet", before: nil, after: tx(.succeeded, user: nil)!, product: pack, expected: nil),
+        Row(name: "a product granting nothing", before: nil, after: tx(.succeeded)!, product: plain, expected: nil),
+        Row(name: "not in the catalog", before: nil, after: tx(.succeeded)!, product: nil, expected: nil),
+        Row(name: "a subscription's first period", before: nil, after: tx(.succeeded)!, product: monthly,
+            expected: .grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)),
+        Row(name: "a renewal", before: nil, after: tx(.succeeded)!, product: monthly, firstPeriod: false,
+            expected: .grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant)),
+        Row(name: "a free trial's period", before: nil, after: tx(.succeeded, amount: 0)!, product: monthly,
+            expected: .grant(user: "u", amounts: ["credits": 100], cause: .purchase, key: keys.grant)),
+        Row(name: "a free pack is no trial", before: nil, after: tx(.succeeded, amount: 0)!, product: pack,
+            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+        Row(name: "a refunded pack", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: pack,
+            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+        Row(name: "a pack refunded in part is taken back whole", before: tx(.succeeded), after: tx(.refunded, refunded: 300)!, product: pack,
+            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+        Row(name: "a period refunded in part", before: tx(.succeeded), after: tx(.refunded, refunded: 333)!, product: monthly,
+            expected: .takeBack(grantKey: keys.grant, numerator: 333, denominator: 999, key: keys.takeBack)),
+        Row(name: "a period refunded whole", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: monthly,
+            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+        Row(name: "a dispute", before: tx(.succeeded), after: tx(.disputed)!, product: monthly,
+            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+        Row(name: "refunded before it was seen paid", before: nil, after: tx(.refunded, refunded: 999)!, product: pack, expected: nil),
+        Row(name: "refunded again", before: tx(.refunded, refunded: 999), after: tx(.refunded, refunded: 999)!, product: pack, expected: nil),
+        Row(name: "a refund reversed", before: tx(.refunded, refunded: 999), after: tx(.succeeded)!, product: pack,
+            expected: .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)),
+        Row(name: "a dispute won", before: tx(.disputed), after: tx(.succeeded)!, product: monthly,
+            expected: .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)),
+        Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: nil),
+    ]
+
+    @Test(arguments: rows)
+    func theChangeIs(_ row: Row) {
+        #expect(CurrencyGrantDecision.change(before: row.before, after: row.after, product: row.product, firstPeriod: row.firstPeriod) == row.expected)
+    }
+
+    @Test func theKeysNameTheProvidersTransaction() {
+        #expect(Self.keys.grant == "grant:transaction:store_kit:production:2000")
+        #expect(Self.keys.takeBack == "take_back:transaction:store_kit:production:2000")
+        #expect(Self.keys.giveBack == "give_back:transaction:store_kit:production:2000")
+    }
+}

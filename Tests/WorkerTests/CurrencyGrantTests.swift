@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Currencies granted by catalog products, through the real ingest, worker and PostgreSQL
+/// (docs/credits.md): granted once with the purchase, taken back on a refund, given back.
+@Suite(.timeLimit(.minutes(3)))
+struct CurrencyGrantTests {
+    static func balances(_ system: SystemHarness, _ user: String) async throws -> [String: Int64] {
+        try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: user)
+    }
+
+    static func addCatalog(_ system: SystemHarness) async throws {
+        let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+        _ = try await catalog.add(CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500, "gems": 2]))
+        _ = try await catalog.add(CatalogProduct(
+            id: "pro.monthly", type: .autoRenewable, accessLevels: ["pro"], currencyGrants: ["credits": 1_000],
+            trialCurrencyGrants: ["credits": 100]))
+    }
+
+    /// Bought on the web: three events about one payment grant once; the refund takes all of it
+    /// back (the user spent some: the rest is recorded as what could not be taken).
+    @Test func aPackIsGrantedOnceAndTakenBackOnItsRefund() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let paid = Date().addingTimeInterval(-60).rounded
+            let intent = StripeObjects.paymentIntent("pi_pack", user: "user_pack", product: "credits.500", charge: "ch_pack")
+            for _ in 0..<3 { try await system.stripe("payment_intent.succeeded", intent, at: paid) }
+            try await system.drain(workers: 3)
+            #expect(try await Self.balances(system, "user_pack") == ["credits": 500, "gems": 2])
+            let store = BalanceStore(client: system.db.client, logger: TestDatabase.logger)
+            _ = try await store.adjust(user: "user_pack", try BalanceAdjustments(["credits": -450]), cause: .api, key: "spend", digest: nil)
+
+            try await system.stripe("charge.refunded", StripeObjects.charge("ch_pack", paymentIntent: "pi_pack"), at: paid.addingTimeInterval(5))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_pack") == ["credits": 0, "gems": 0])
+            let rows = try await store.history(user: "user_pack", limit: 10)
+            #expect(rows.map(\.cause) == [.refund, .api, .purchase])
+            #expect(rows.first?.shortfall == ["credits": 450], "what was spent could not be taken back")
+            let announced = try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE type = 'balance.changed' AND user_id = 'user_pack'")
+            #expect(announced == 2, "the grant and the take-back, each once")
+        }
+    }
+
+    /// Bought in the App Store: the first period and each renewal grant, a trial its own amount,
+    /// and a prorated refund takes back its share, rounded up.
+    @Test func aSubscriptionGrantsEachPeriodAndAProratedRefundTakesItsShare() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = UUID().uuidString.lowercased()
+            let start = Date().addingTimeInterval(-40 * 86_400).rounded
+            var trial = subscription("31001", user: user, purchased: start)
+            trial.price = 0
+            trial.offerType = 1
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: trial, at: start)
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == ["credits": 100], "the trial's amount")
+
+            var renewal = subscription("31002", user: user, purchased: start.addingTimeInterval(30 * 86_400))
+            renewal.originalTransactionId = "31001"
+            try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400))
+            try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400 + 1))
+            try await system.drain(workers: 2)
+            #expect(try await Self.balances(system, user) == ["credits": 1_100], "a renewal, once")
+
+            var refunded = renewal
+            refunded.revocationDate = start.addingTimeInterval(31 * 86_400).millisecondsSince1970
+            refunded.revocationReason = 0
+            refunded.revocationType = "REFUND_PRORATED"
+            refunded.revocationPercentage = 33_333
+            try await system.notify("REFUND", transaction: refunded, at: start.addingTimeInterval(31 * 86_400))
+            try await system.drain()
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: user, limit: 10)
+            #expect(rows.map(\.cause) == [.refund, .renewal, .purchase])
+            let taken = try #require(rows.first?.applied["credits"])
+            // 33.333 % of $9.99 is 333 cents refunded; 333/999 of 1,000 credits is 333.3, rounded up.
+            #expect(taken == -334, "\(rows.first.map(String.init(describing:)) ?? "")")
+            #expect(try await Self.balances(system, user) == ["credits": 766])
+        }
+    }
+}
