@@ -20,6 +20,7 @@ struct CustomerLookup: Sendable {
             """
             SELECT DISTINCT user_id, NULL::text FROM entitlements WHERE user_id = \(query) OR lower(email) = lower(\(query))
             UNION SELECT user_id, NULL FROM transactions WHERE user_id = \(query)
+            UNION SELECT user_id, NULL FROM balances WHERE user_id = \(query)
             UNION SELECT user_id, CASE WHEN user_id IS NULL THEN entitlement_key END FROM provider_links WHERE external_id = \(query)
             UNION SELECT user_id, CASE WHEN user_id IS NULL THEN entity_key END FROM entitlements
                 WHERE entity_key = \(query) OR entity_key IN ('apple:production:' || \(query), 'apple:sandbox:' || \(query))

@@ -27,8 +27,10 @@ extension CustomerStory {
                 entry.outgoing.map { "\($0.type) #\($0.sequence)" + ($0.deliveries.isEmpty ? "" : " → " + $0.deliveries.map(\.text).joined(separator: ", ")) }
                     .joined(separator: "; "))
         }
-        return [
-            "customer \(subject)", "", entitlementTable.rendered, "", ledger.rendered, "", "timeline, newest first:", events.rendered,
-        ].joined(separator: "\n")
+        var text = ["customer \(subject)", "", entitlementTable.rendered, "", ledger.rendered]
+        if !balanceTransactions.isEmpty || !balances.isEmpty {
+            text += ["", BalanceText.balances(balances, user: subject)] + balanceTransactions.map { "  " + BalanceText.row($0) }
+        }
+        return (text + ["", "timeline, newest first:", events.rendered]).joined(separator: "\n")
     }
 }

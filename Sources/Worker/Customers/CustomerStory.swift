@@ -12,8 +12,14 @@ struct CustomerStory: Sendable, Encodable {
     var entitlements: [EntitlementBody]
     var transactions: [TransactionBody]
     var timeline: [TimelineEntry]
+    /// A user's in-app currency balances and their newest ledger rows (docs/credits.md); none for
+    /// a purchase with no user.
+    var balances: [String: Int64] = [:]
+    var balanceTransactions: [BalanceTransaction] = []
 
-    enum CodingKeys: String, CodingKey { case subject, entitlements, transactions, timeline }
+    enum CodingKeys: String, CodingKey {
+        case subject, entitlements, transactions, timeline, balances, balanceTransactions = "balance_transactions"
+    }
 }
 
 /// One stored event (or one change the clock made) in a customer's timeline.
@@ -86,7 +92,14 @@ extension CustomerStory {
             transactions = try await reader.transactions(entityKeys: [key], limit: limit)
         }
         let keys = Set(entitlements.map(\.state.entityKey)).union(transactions.compactMap(\.state.entitlementKey)).sorted()
-        guard !keys.isEmpty else { return nil }
+        let ledger = BalanceStore(client: client, logger: logger)
+        var balances: [String: Int64] = [:]
+        var balanceTransactions: [BalanceTransaction] = []
+        if let userID {
+            balances = try await ledger.balances(user: userID)
+            balanceTransactions = try await ledger.history(user: userID, limit: min(limit, 100))
+        }
+        guard !keys.isEmpty || !balanceTransactions.isEmpty else { return nil }
         let grants = AccessLevels.grants(of: try await reader.catalog())
         let timeline = try await TimelineReader(client: client, logger: logger).timeline(entityKeys: keys, limit: limit)
         return CustomerStory(
@@ -95,6 +108,6 @@ extension CustomerStory {
                 EntitlementBody($0, now: now, leeway: leeway, sandboxAccess: sandboxAccess, userID: userID, grants: grants)
             },
             transactions: transactions.map(TransactionBody.init),
-            timeline: timeline)
+            timeline: timeline, balances: balances, balanceTransactions: balanceTransactions)
     }
 }

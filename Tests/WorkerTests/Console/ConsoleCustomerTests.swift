@@ -146,4 +146,39 @@ struct ConsoleCustomerTests {
             }
         }
     }
+
+    /// Balances and their ledger, on the customer page and in `worker customer`: a grant of a
+    /// catalog product and an operator's adjustment, with who made it; a user known only by
+    /// balances is found too.
+    @Test func balancesAndTheirLedgerAreShownWithWhoMadeEachChange() async throws {
+        try await SystemHarness.run { system in
+            _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
+                CatalogProduct(id: "web.lifetime", type: .nonConsumable, currencyGrants: ["credits": 250]))
+            try await Self.story(system)
+            let ledger = BalanceStore(client: system.db.client, logger: TestDatabase.logger)
+            _ = try await ledger.adjust(
+                user: Self.user, try BalanceAdjustments(["credits": -300]), cause: .operator, key: nil, digest: nil, floor: true,
+                reason: "abuse <script>", actor: "alice")
+            _ = try await ledger.adjust(user: "only_credits", try BalanceAdjustments(["gems": 3]), cause: .api, key: "k", digest: nil)
+            try await ConsoleHarness.run(system) { signedOut in
+                let console = try await signedOut.signedIn()
+                let page = try await console.page("/customer?id=\(Self.user)")
+                let balances = try #require(page.components(separatedBy: "id=\"balances\"").last)
+                #expect(balances.contains("<span class=\"pill\">credits 0</span>"), "\(balances.prefix(300))")
+                let changes = try #require(page.components(separatedBy: "id=\"balance-changes\"").last)
+                #expect(changes.contains("credits -250") && changes.contains("(could not take 50 credits)") && changes.contains("alice"))
+                #expect(changes.contains("abuse &lt;script&gt;") && changes.contains("credits +250") && changes.contains("purchase"))
+                #expect(try await console.get("/customers?q=only_credits").headers[.location] == "/customer?id=only_credits")
+                #expect(try await console.page("/customer?id=only_credits").contains("<span class=\"pill\">gems 3</span>"))
+            }
+            let run = try CommandLineTests.runSeparately(
+                "worker", ["customer", Self.user, "--json"], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
+            let story = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            #expect(story["balances"] as? [String: Int] == ["credits": 0])
+            #expect((story["balance_transactions"] as? [[String: Any]])?.map { $0["cause"] as? String } == ["operator", "purchase"])
+            let text = try CommandLineTests.runSeparately(
+                "worker", ["customer", Self.user], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
+            #expect(text.stdout.contains("operator: credits -250 → 0 (could not take 50 credits) — abuse <script> [by alice]"), "\(text.stdout)")
+        }
+    }
 }

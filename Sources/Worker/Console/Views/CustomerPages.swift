@@ -80,8 +80,27 @@ struct CustomerPage: ConsolePage {
         var outgoing: [Outgoing]
     }
 
+    /// A currency's balance.
+    struct BalanceRow: Sendable {
+        var currency: String
+        var amount: Int64
+    }
+
+    /// One ledger row of the balances: what moved, why and by whom.
+    struct BalanceChangeRow: Sendable {
+        var time: String
+        var cause: String
+        var moved: String
+        var shortfall: String?
+        var reason: String?
+        var actor: String?
+    }
+
     /// The customer's reference, posted back by the reconcile and rebuild forms.
     var subject: String
+    var balances: [BalanceRow]
+    var balanceChanges: [BalanceChangeRow]
+    var hasBalances: Bool
     var entitlements: [EntitlementRow]
     var transactions: [TransactionRow]
     var hasTransactions: Bool
@@ -89,6 +108,15 @@ struct CustomerPage: ConsolePage {
 
     init(_ story: CustomerStory, now: Date) {
         subject = story.subject
+        balances = story.balances.sorted { $0.key < $1.key }.map { BalanceRow(currency: $0.key, amount: $0.value) }
+        balanceChanges = story.balanceTransactions.map { row in
+            BalanceChangeRow(
+                time: ConsoleFormat.time(row.createdAt), cause: row.cause.rawValue,
+                moved: row.applied.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value > 0 ? "+" : "")\($0.value)" }.joined(separator: ", "),
+                shortfall: row.shortfall.map { $0.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }?.nonBlank,
+                reason: row.reason?.nonBlank, actor: row.actor?.nonBlank)
+        }
+        hasBalances = !balances.isEmpty || !balanceChanges.isEmpty
         entitlements = story.entitlements.map { body in
             let state = body.entitlement.state
             return EntitlementRow(

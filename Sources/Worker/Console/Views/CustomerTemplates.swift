@@ -30,6 +30,13 @@ enum CustomerTemplates {
           {{#entitlements}}<tr><td>{{product}}</td><td><span class="pill {{activeClass}}">{{active}}</span></td><td>{{why}}</td>
           <td>{{status}}</td><td>{{environment}}</td><td>{{expires}}</td><td><code>{{entity}}</code></td></tr>{{/entitlements}}
         </table></div>
+        {{#hasBalances}}<h2>Balances</h2>
+        <p id="balances">{{#balances}}<span class="pill">{{currency}} {{amount}}</span> {{/balances}}</p>
+        <div class="scroll"><table id="balance-changes">
+          <tr><th>time</th><th>cause</th><th>moved</th><th>reason</th><th>by</th></tr>
+          {{#balanceChanges}}<tr><td>{{time}}</td><td>{{cause}}</td><td>{{moved}}{{#shortfall}} <span class="muted">(could not take {{shortfall}})</span>{{/shortfall}}</td>
+          <td>{{reason}}</td><td>{{actor}}</td></tr>{{/balanceChanges}}
+        </table></div>{{/hasBalances}}
         <h2>Ledger</h2>
         {{^transactions}}<p class="muted">No transactions.</p>{{/transactions}}
         {{#hasTransactions}}<div class="scroll"><table>
