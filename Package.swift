@@ -192,7 +192,7 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
             dependencies: ["Shared", "DevSupport", "CFuzzDriver", product("X509")],
             path: "Fuzz/Sources/FuzzSupport",
             swiftSettings: swiftSettings))
-    for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody"] {
+    for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody", "FuzzAppReceipt"] {
         package.targets.append(
             .executableTarget(
                 name: name,
