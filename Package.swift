@@ -129,7 +129,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Shared", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"), product("NIOCore"),
-                product("PostgresNIO"), product("SwiftASN1"), product("X509"),
+                product("NIOFoundationCompat"), product("PostgresNIO"), product("SwiftASN1"), product("X509"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings

@@ -108,6 +108,18 @@ func buildRouter(
         syncUsers: StoreKitSyncUsers(client: client, limit: settings.syncMaxUsersPerTransaction, logger: logger),
         database: database)
     webhooks.addRoutes(to: router)
+    let receiptSyncs = apple.map {
+        StoreKitSyncs(receiver: webhooks.receiver, apple: $0, tokens: tokens, syncUsers: webhooks.syncUsers, database: database)
+    }
+    let receiptHistory = settings.appStoreAPI.flatMap { api in
+        apple.map { verifier in
+            ReceiptTransactionHistory(
+                api: api.api(call: ProviderCall(http: .shared, provider: "App Store Server", timeout: .seconds(10), maximumAttempts: 2, baseDelay: .milliseconds(200), maximumDelay: .seconds(1))),
+                bundleIDs: api.bundleIDs, verifier: verifier)
+        }
+    }
+    ReceiptController<IngestContext>(history: receiptHistory, syncs: receiptSyncs, apiKeys: apiKeys, receiver: webhooks.receiver)
+        .addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
         source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, tokenProof: settings.eventProof, logger: logger)), apiKeys: apiKeys,
@@ -127,7 +139,9 @@ func buildRouter(
         .addRoutes(to: router)
 
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)
-    router.answerMethodNotAllowed(on: [CheckoutController<IngestContext>.createPath], allowed: .post)
+    router.answerMethodNotAllowed(
+        on: [CheckoutController<IngestContext>.createPath, ReceiptController<IngestContext>.storePath, ReceiptController<IngestContext>.verifyPath],
+        allowed: .post)
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
              WebhookController<IngestContext>.storeKitPath],

@@ -56,6 +56,8 @@ struct IngestSettings: Sendable {
     var eventProof: EventProof?
     /// `STRIPE_CHECKOUT_KEY` and the `CHECKOUT_*` settings: web checkout, or `nil` when it is off.
     var checkout: CheckoutSettings?
+    /// The App Store Server API, for StoreKit 1 receipts; `nil` without its key.
+    var appStoreAPI: AppStoreAPISettings?
     var logLevel: String
     var logFormat: String
 
@@ -84,6 +86,9 @@ struct IngestSettings: Sendable {
           TRUST_FORWARDED_FOR       true behind a trusted proxy that appends the client address to X-Forwarded-For (deploy/nginx.conf, ingress-nginx) and when nothing else reaches ingest: the client address is the last entry (default false)
           EVENT_SIGNING_KEY         ≥ 32 characters, the same on ingest and worker: rows carry its HMAC, and the worker applies no row without it
         \(CheckoutSettings.help)
+          APPLE_API_KEY_ID, APPLE_API_ISSUER_ID, APPLE_API_PRIVATE_KEY_FILE
+                                    App Store Server API key (In-App Purchase key, .p8) for StoreKit 1 receipts (none: /v1/iap/receipts answers 503)
+          APPLE_API_BASE_URL, APPLE_API_SANDBOX_BASE_URL  the App Store Server API hosts (tests, proxies)
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -139,6 +144,7 @@ struct IngestSettings: Sendable {
         trustForwardedFor = try environment.bool("TRUST_FORWARDED_FOR", default: false)
         eventProof = try EventProof.configured(by: environment)
         checkout = try CheckoutSettings.configured(by: environment)
+        appStoreAPI = try AppStoreAPISettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -62,35 +62,10 @@ struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
         let apple = try configuredApple(context)
         // Either environment: the signed transaction says which (`?sandbox=true` is accepted and ignored).
         let body = try await receiver.readBody(request, source: .storekit)
-        let sync = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
-            try await apple.verifyStoreKitTransaction(body: body)
-        }
-        // A transaction bought with another token than `user_id` is that user's only if the app's
-        // server registered the token to them.
-        if let token = sync.tokenOfAnotherUser {
-            var owner: String?
-            if let registered = UUID(uuidString: token) {
-                let tokens = self.tokens
-                owner = try await database.run { try await tokens.owner(of: registered) }
-            }
-            try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
-                guard owner == sync.userID else {
-                    throw Rejection(.userMismatch, "user_id is not the appAccountToken the transaction was bought with, nor its registered user")
-                }
-            }
-        }
-        let (record, transactionID) = (sync.record, sync.transactionID)
-        let syncUsers = self.syncUsers
-        let (originalTransactionID, userID) = (record.orderingKey ?? transactionID, sync.userID)
-        let admitted = try await database.run { try await syncUsers.admit(originalTransactionID: originalTransactionID, userID: userID) }
-        try await receiver.verify(source: .storekit, logger: context.logger) { () throws(Rejection) in
-            guard admitted else {
-                throw Rejection(.tooManyUsers, "this purchase was synced for \(syncUsers.limit) other users already (SYNC_MAX_USERS_PER_TRANSACTION)")
-            }
-        }
-        let result = try await receiver.store(record, logger: context.logger)
+        let syncs = StoreKitSyncs(receiver: receiver, apple: apple, tokens: tokens, syncUsers: syncUsers, database: database)
+        let (transactionID, stored) = try await syncs.sync(body: body, logger: context.logger)
         let answer = try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID])
-        return Self.json(result == .stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))
+        return Self.json(stored ? .accepted : .ok, String(decoding: answer, as: UTF8.self))
     }
 
     private func configuredApple(_ context: Context) throws -> AppleNotificationVerifier {

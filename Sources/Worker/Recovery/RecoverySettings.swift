@@ -75,25 +75,8 @@ struct RecoverySettings: Sendable {
     }
 
     private static func apple(_ environment: EnvironmentValues) throws -> Apple? {
-        let keyID = environment.string("APPLE_API_KEY_ID")
-        let issuerID = environment.string("APPLE_API_ISSUER_ID")
-        let keyFile = environment.string("APPLE_API_PRIVATE_KEY_FILE")
-        guard keyID != nil || issuerID != nil || keyFile != nil else { return nil }
-        guard let keyID, let issuerID, let keyFile else {
-            throw ConfigurationError(
-                variable: "APPLE_API_KEY_ID", reason: "APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE go together")
-        }
-        let privateKey: P256.Signing.PrivateKey
-        do {
-            privateKey = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8))
-        } catch {
-            // The file's content never reaches the message: it is a private key.
-            throw ConfigurationError(variable: "APPLE_API_PRIVATE_KEY_FILE", reason: "is not a readable PKCS#8 PEM P-256 key (.p8)")
-        }
-        let bundleIDs = environment.list("APPLE_BUNDLE_IDS")
-        guard !bundleIDs.isEmpty else {
-            throw ConfigurationError(variable: "APPLE_BUNDLE_IDS", reason: "is required with an App Store Server API key")
-        }
+        guard let api = try AppStoreAPISettings.configured(by: environment) else { return nil }
+        let (keyID, issuerID, privateKey, bundleIDs) = (api.keyID, api.issuerID, api.privateKey, api.bundleIDs)
         // Recovered payloads are verified like webhooks: against Apple Root CA - G3 unless told otherwise.
         let roots = try AppleTrustedRoots.configured(by: environment)
         var appAppleID: Int64?
@@ -107,12 +90,7 @@ struct RecoverySettings: Sendable {
             chainVerifier: AppleChainVerifier(
                 trustedRoots: roots.certificates, revocationCheck: try AppleRevocationCheck.configured(by: environment)),
             configuration: .init(bundleIDs: Set(bundleIDs), appAppleID: appAppleID))
-        return Apple(
-            keyID: keyID, issuerID: issuerID, privateKey: privateKey, bundleIDs: bundleIDs, verifier: verifier,
-            baseURLs: [
-                .production: try ProviderBaseURL.read(environment, "APPLE_API_BASE_URL", default: "https://api.storekit.itunes.apple.com"),
-                .sandbox: try ProviderBaseURL.read(environment, "APPLE_API_SANDBOX_BASE_URL", default: "https://api.storekit-sandbox.itunes.apple.com"),
-            ])
+        return Apple(keyID: keyID, issuerID: issuerID, privateKey: privateKey, bundleIDs: bundleIDs, verifier: verifier, baseURLs: api.baseURLs)
     }
 
     private static func stripe(_ environment: EnvironmentValues) throws -> Stripe? {

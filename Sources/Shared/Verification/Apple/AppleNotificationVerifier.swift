@@ -128,7 +128,20 @@ public struct AppleNotificationVerifier: Sendable {
         }
         if let problem = UserIDRule.problem(with: request.user_id) { throw Rejection(.malformed, problem) }
         let userID = Self.normalizedUserID(request.user_id)
-        let transaction = try await jws.verify(request.signed_transaction, as: AppleTransactionPayload.self)
+        let transaction = try await verifyTransaction(request.signed_transaction)
+        let token = transaction.appAccountToken.flatMap { $0.isEmpty || $0.lowercased() == userID.lowercased() ? nil : $0 }
+        let record = EventRecord(
+            source: .storekit, externalID: Self.syncKey(transaction, userID: userID), type: Self.storeKitEventType,
+            environment: transaction.environment, eventTime: transaction.signedDate,
+            orderingKey: transaction.originalTransactionId ?? transaction.transactionId,
+            payload: Self.canonical(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
+        return (record, transaction.transactionId, userID, token)
+    }
+
+    /// Verifies a signed transaction of either environment as a sync's: its chain and signature,
+    /// a Production or Sandbox environment, a configured bundle id and a usable id.
+    public func verifyTransaction(_ signedTransaction: String) async throws(Rejection) -> AppleTransactionPayload {
+        let transaction = try await jws.verify(signedTransaction, as: AppleTransactionPayload.self)
         guard PurchaseEnvironment(apple: transaction.environment) != nil else {
             throw Rejection(
                 .wrongEnvironment, "the transaction is for \(transaction.environment?.prefix(20) ?? "no environment"), not Production or Sandbox")
@@ -137,13 +150,7 @@ public struct AppleNotificationVerifier: Sendable {
         guard !transaction.transactionId.isEmpty, transaction.transactionId.utf8.count <= 255 else {
             throw Rejection(.malformed, "the transactionId is empty or too long")
         }
-        let token = transaction.appAccountToken.flatMap { $0.isEmpty || $0.lowercased() == userID.lowercased() ? nil : $0 }
-        let record = EventRecord(
-            source: .storekit, externalID: Self.syncKey(transaction, userID: userID), type: Self.storeKitEventType,
-            environment: transaction.environment, eventTime: transaction.signedDate,
-            orderingKey: transaction.originalTransactionId ?? transaction.transactionId,
-            payload: Self.canonical(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
-        return (record, transaction.transactionId, userID, token)
+        return transaction
     }
 
     /// Verifies one subscription of an App Store Server API status answer (Get All Subscription

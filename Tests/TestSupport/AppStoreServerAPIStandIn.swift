@@ -1,86 +1,107 @@
 // SPDX-License-Identifier: Apache-2.0
-import Crypto
-import Foundation
-import HTTPTypes
-import Hummingbird
+public import Crypto
+public import Foundation
+public import HTTPTypes
+public import Hummingbird
 import NIOCore
-import Shared
+public import Shared
 import Synchronization
 import NIOFoundationCompat
-import TestSupport
 
 /// A local App Store Server API, built from Apple's documented requests and answers: it checks
 /// each bearer token (ES256 with the test key, `kid`, `iss`, `aud`, `bid`, `exp` at most an hour
 /// after `iat`), serves Get Notification History in pages of 20 with `paginationToken` / `hasMore`
 /// and Get All Subscription Statuses, misbehaves when told (`429` with Apple's `Retry-After`, `500`,
 /// slow answers) and records what it was asked. Sandbox is served under `/sandbox`.
-final class AppStoreServerAPIStandIn: Sendable {
+public final class AppStoreServerAPIStandIn: Sendable {
     /// A notification Apple tried to send.
-    struct Notification: Sendable {
-        var signedPayload: String
-        var signedDate: Date
-        var environment: PurchaseEnvironment
+    public struct Notification: Sendable {
+        public var signedPayload: String
+        public var signedDate: Date
+        public var environment: PurchaseEnvironment
         /// Whether Apple's sends failed (`onlyFailures` returns these).
-        var failed: Bool
+        public var failed: Bool
+
+        public init(signedPayload: String, signedDate: Date, environment: PurchaseEnvironment, failed: Bool) {
+            self.signedPayload = signedPayload
+            self.signedDate = signedDate
+            self.environment = environment
+            self.failed = failed
+        }
     }
 
     /// One subscription's answer in Get All Subscription Statuses.
-    struct Status: Sendable {
-        var status: Int
-        var signedTransactionInfo: String
-        var signedRenewalInfo: String?
+    public struct Status: Sendable {
+        public var status: Int
+        public var signedTransactionInfo: String
+        public var signedRenewalInfo: String?
+
+        public init(status: Int, signedTransactionInfo: String, signedRenewalInfo: String? = nil) {
+            self.status = status
+            self.signedTransactionInfo = signedTransactionInfo
+            self.signedRenewalInfo = signedRenewalInfo
+        }
     }
 
     /// One request as it arrived.
-    struct Request: Sendable {
-        var path: String
-        var environment: PurchaseEnvironment
-        var bundleID: String?
-        var body: [String: any Sendable]
-        var paginationToken: String?
+    public struct Request: Sendable {
+        public var path: String
+        public var environment: PurchaseEnvironment
+        public var bundleID: String?
+        public var body: [String: any Sendable]
+        public var paginationToken: String?
         /// Why the token was refused, when it was.
-        var tokenProblem: String?
+        public var tokenProblem: String?
     }
 
     /// How to answer the `n`th request instead of serving it.
-    enum Misbehaviour: Sendable {
+    public enum Misbehaviour: Sendable {
         case status(Int, retryAfter: String? = nil)
         case delay(Duration)
     }
 
-    static let keyID = "STANDIN123"
-    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
-    static let pageSize = 20
+    public static let keyID = "STANDIN123"
+    public static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    public static let pageSize = 20
 
     private struct State {
         var notifications: [Notification] = []
         var statuses: [String: Status] = [:]
+        /// Get Transaction History: a customer's signed transactions, by each of their ids, per environment.
+        var histories: [PurchaseEnvironment: [String: [String]]] = [:]
         var requests: [Request] = []
         var misbehave: @Sendable (Int, Request) -> Misbehaviour? = { _, _ in nil }
     }
 
     private let state = Mutex(State())
-    let key = P256.Signing.PrivateKey()
-    let bundleIDs: Set<String>
+    public let key = P256.Signing.PrivateKey()
+    public let bundleIDs: Set<String>
     /// Set once the server listens.
     private let baseBox = Mutex("")
-    var baseURL: String { baseBox.withLock { $0 } }
+    public var baseURL: String { baseBox.withLock { $0 } }
 
     init(bundleIDs: Set<String>) {
         self.bundleIDs = bundleIDs
     }
 
-    var requests: [Request] { state.withLock { $0.requests } }
+    public var requests: [Request] { state.withLock { $0.requests } }
 
-    func add(_ notification: Notification) { state.withLock { $0.notifications.append(notification) } }
-    func setStatus(_ status: Status, originalTransactionID: String) { state.withLock { $0.statuses[originalTransactionID] = status } }
-    func misbehave(_ rule: @escaping @Sendable (Int, Request) -> Misbehaviour?) { state.withLock { $0.misbehave = rule } }
+    public func add(_ notification: Notification) { state.withLock { $0.notifications.append(notification) } }
+    public func setStatus(_ status: Status, originalTransactionID: String) { state.withLock { $0.statuses[originalTransactionID] = status } }
+    /// A customer's transactions as Get Transaction History answers them, found by any of `ids`.
+    public func setHistory(_ signedTransactions: [String], ids: [String], environment: PurchaseEnvironment) {
+        state.withLock { state in
+            for id in ids { state.histories[environment, default: [:]][id] = signedTransactions }
+        }
+    }
+
+    public func misbehave(_ rule: @escaping @Sendable (Int, Request) -> Misbehaviour?) { state.withLock { $0.misbehave = rule } }
 
     /// Where ``privateKeyFile()`` writes: removed when ``with(bundleIDs:_:)`` returns.
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-standin-\(UUID().uuidString)")
 
     /// The `.p8` file a worker reads: the key as PKCS#8 PEM.
-    func privateKeyFile() throws -> String {
+    public func privateKeyFile() throws -> String {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("AuthKey_\(Self.keyID).p8").path
         try key.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
@@ -88,14 +109,14 @@ final class AppStoreServerAPIStandIn: Sendable {
     }
 
     /// The worker's environment that points at this stand-in.
-    func workerEnvironment() throws -> [String: String] {
+    public func workerEnvironment() throws -> [String: String] {
         [
             "APPLE_API_KEY_ID": Self.keyID, "APPLE_API_ISSUER_ID": Self.issuerID, "APPLE_API_PRIVATE_KEY_FILE": try privateKeyFile(),
             "APPLE_API_BASE_URL": baseURL, "APPLE_API_SANDBOX_BASE_URL": baseURL + "/sandbox",
         ]
     }
 
-    static func with<Result: Sendable>(
+    public static func with<Result: Sendable>(
         bundleIDs: Set<String>, _ body: @Sendable @escaping (AppStoreServerAPIStandIn) async throws -> Result
     ) async throws -> Result {
         let standIn = AppStoreServerAPIStandIn(bundleIDs: bundleIDs)
@@ -107,6 +128,9 @@ final class AppStoreServerAPIStandIn: Sendable {
             }
             router.get(RouterPath(prefix + "/inApps/v1/subscriptions/:transactionId")) { request, context in
                 try await standIn.statuses(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
+            }
+            router.get(RouterPath(prefix + "/inApps/v2/history/:transactionId")) { request, context in
+                try await standIn.transactionHistory(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
             }
         }
         return try await LocalHTTPServer.run(router) { base in
@@ -151,6 +175,24 @@ final class AppStoreServerAPIStandIn: Sendable {
         return Self.json(.ok, [
             "environment": environment == .sandbox ? "Sandbox" : "Production", "bundleId": bundleIDs.first ?? "",
             "data": [["subscriptionGroupIdentifier": "21752814", "lastTransactions": [item]]],
+        ])
+    }
+
+    /// Get Transaction History v2: pages of 20 signed transactions, `revision` the next page's
+    /// token and `hasMore`; Apple's `4040010` for an id this environment does not know.
+    private func transactionHistory(_ request: HummingbirdCore.Request, id: String, environment: PurchaseEnvironment) async throws -> Response {
+        let revision = request.uri.queryParameters["revision"].map(String.init)
+        if let answer = try await record(request, environment: environment, body: [:], paginationToken: revision) { return answer }
+        guard let all = state.withLock({ $0.histories[environment]?[id] }) else {
+            return Self.json(.notFound, ["errorCode": 4040010, "errorMessage": "Transaction id not found."])
+        }
+        let offset = revision.flatMap { Int($0.dropFirst()) } ?? 0
+        let page = all.dropFirst(offset).prefix(Self.pageSize)
+        let next = offset + page.count
+        return Self.json(.ok, [
+            "revision": "r\(next)", "bundleId": bundleIDs.first ?? "", "appAppleId": 1234,
+            "environment": environment == .sandbox ? "Sandbox" : "Production", "hasMore": next < all.count,
+            "signedTransactions": Array(page),
         ])
     }
 
@@ -207,7 +249,7 @@ final class AppStoreServerAPIStandIn: Sendable {
         return (bid, nil)
     }
 
-    static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
+    public static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data)))
     }

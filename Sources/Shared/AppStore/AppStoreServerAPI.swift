@@ -1,55 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
 import AsyncHTTPClient
-import Foundation
-import Logging
+public import Foundation
+public import Logging
 import NIOCore
 import NIOFoundationCompat
-import Shared
 import NIOHTTP1
 
 /// The App Store Server API calls Sluice makes, per environment and app (bundle id).
 ///
 /// Answers are returned as Apple signed them; the caller verifies every signed payload with the
 /// webhook verifier before anything is stored.
-struct AppStoreServerAPI: Sendable {
+public struct AppStoreServerAPI: Sendable {
     /// One page of Get Notification History.
-    struct HistoryPage: Decodable, Sendable {
-        struct Item: Decodable, Sendable {
-            var signedPayload: String?
+    public struct HistoryPage: Decodable, Sendable {
+        public struct Item: Decodable, Sendable {
+            public var signedPayload: String?
         }
 
-        var notificationHistory: [Item]?
-        var hasMore: Bool?
-        var paginationToken: String?
+        public var notificationHistory: [Item]?
+        public var hasMore: Bool?
+        public var paginationToken: String?
     }
 
     /// Get All Subscription Statuses: each subscription group's latest transaction and renewal info.
-    struct StatusResponse: Decodable, Sendable {
-        struct Group: Decodable, Sendable {
-            var subscriptionGroupIdentifier: String?
-            var lastTransactions: [LastTransaction]?
+    public struct StatusResponse: Decodable, Sendable {
+        public struct Group: Decodable, Sendable {
+            public var subscriptionGroupIdentifier: String?
+            public var lastTransactions: [LastTransaction]?
         }
 
-        struct LastTransaction: Decodable, Sendable {
+        public struct LastTransaction: Decodable, Sendable {
             /// 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
-            var status: Int?
-            var originalTransactionId: String?
-            var signedTransactionInfo: String?
-            var signedRenewalInfo: String?
+            public var status: Int?
+            public var originalTransactionId: String?
+            public var signedTransactionInfo: String?
+            public var signedRenewalInfo: String?
         }
 
-        var environment: String?
-        var bundleId: String?
-        var data: [Group]?
+        public var environment: String?
+        public var bundleId: String?
+        public var data: [Group]?
+    }
+
+    /// One page of Get Transaction History (v2).
+    public struct TransactionHistoryPage: Decodable, Sendable {
+        public var revision: String?
+        public var bundleId: String?
+        public var environment: String?
+        public var hasMore: Bool?
+        public var signedTransactions: [String]?
     }
 
     let call: ProviderCall
     let token: AppleAPIToken
     let baseURLs: [PurchaseEnvironment: String]
 
+    public init(call: ProviderCall, token: AppleAPIToken, baseURLs: [PurchaseEnvironment: String]) {
+        self.call = call
+        self.token = token
+        self.baseURLs = baseURLs
+    }
+
+    /// `GET /inApps/v2/history/{transactionId}[?revision=…]`: a page of the customer's
+    /// transactions (every in-app purchase the transaction's customer made in the app); `nil`
+    /// when Apple knows no such transaction in this environment (`404`).
+    public func transactionHistory(
+        transactionID: String, bundleID: String, environment: PurchaseEnvironment, revision: String?, logger: Logger
+    ) async throws -> TransactionHistoryPage? {
+        let id = transactionID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        var path = "/inApps/v2/history/\(id)"
+        if let revision { path += "?revision=" + (revision.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+        let answer = try await call.send(try request(path, bundleID: bundleID, environment: environment), logger: logger)
+        if answer.status == 404 { return nil }
+        return try decode(TransactionHistoryPage.self, answer, what: "transaction history")
+    }
+
     /// `POST /inApps/v1/notifications/history[?paginationToken=…]` with `startDate`/`endDate` in
     /// milliseconds and, when asked, `onlyFailures`.
-    func notificationHistory(
+    public func notificationHistory(
         bundleID: String, environment: PurchaseEnvironment, from start: Date, to end: Date, onlyFailures: Bool,
         paginationToken: String?, logger: Logger
     ) async throws -> HistoryPage {
@@ -70,7 +98,7 @@ struct AppStoreServerAPI: Sendable {
 
     /// `GET /inApps/v1/subscriptions/{transactionId}`; `nil` when Apple knows no such transaction
     /// for this app (`404`).
-    func subscriptionStatuses(
+    public func subscriptionStatuses(
         transactionID: String, bundleID: String, environment: PurchaseEnvironment, logger: Logger
     ) async throws -> StatusResponse? {
         let id = transactionID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""

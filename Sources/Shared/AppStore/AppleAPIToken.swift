@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import Crypto
-import Foundation
-import Shared
+public import Crypto
+public import Foundation
 import Synchronization
 
 /// Bearer tokens of the App Store Server API: JWTs signed ES256 with the In-App Purchase key, one
@@ -9,7 +8,7 @@ import Synchronization
 ///
 /// Header `{"alg":"ES256","kid":…,"typ":"JWT"}`; claims `iss` (issuer id), `iat`, `exp` (20 minutes
 /// later; Apple accepts at most 60), `aud` `appstoreconnect-v1`, `bid`.
-final class AppleAPIToken: Sendable {
+public final class AppleAPIToken: Sendable {
     static let lifetime: TimeInterval = 20 * 60
     static let renewBefore: TimeInterval = 5 * 60
 
@@ -18,14 +17,14 @@ final class AppleAPIToken: Sendable {
     private let key: P256.Signing.PrivateKey
     private let cache = Mutex<[String: (token: String, expires: Date)]>([:])
 
-    init(keyID: String, issuerID: String, key: P256.Signing.PrivateKey) {
+    public init(keyID: String, issuerID: String, key: P256.Signing.PrivateKey) {
         self.keyID = keyID
         self.issuerID = issuerID
         self.key = key
     }
 
     /// A token for `bundleID`, new or cached.
-    func token(bundleID: String, now: Date = Date()) throws -> String {
+    public func token(bundleID: String, now: Date = Date()) throws -> String {
         if let cached = cache.withLock({ $0[bundleID] }), cached.expires.timeIntervalSince(now) > Self.renewBefore {
             return cached.token
         }

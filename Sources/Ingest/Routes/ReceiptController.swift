@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import Shared
+
+/// StoreKit 1 receipts (docs/receipts.md), with a client or server key:
+/// - `POST /v1/iap/receipts` `{"receipt": "<base64>", "user_id": "…"}`: one transaction id is read
+///   from the receipt (an app receipt, or a legacy transaction receipt), the customer's whole
+///   transaction history is asked of the App Store Server API (Production, then Sandbox when
+///   Apple does not know the id there), and every signed transaction in it is verified and
+///   stored for the user exactly as a StoreKit sync; `202` when any was new, `200` when all were
+///   stored before.
+/// - `POST /v1/iap/receipts/verify` `{"receipt": "<base64>"}`: what the receipt holds and what
+///   Apple answers for it, verified, stored nowhere.
+/// Without App Store Server API credentials (or `APPLE_BUNDLE_IDS`) both answer `503`.
+struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
+    /// `nil` without App Store Server API credentials or `APPLE_BUNDLE_IDS`.
+    let history: ReceiptTransactionHistory?
+    /// How a transaction is stored, as a sync; `nil` under the same condition.
+    let syncs: StoreKitSyncs?
+    let apiKeys: APIKeyCheck
+    let receiver: EventReceiver
+
+    static var storePath: RouterPath { "/v1/iap/receipts" }
+    static var verifyPath: RouterPath { "/v1/iap/receipts/verify" }
+
+    func addRoutes(to router: Router<Context>) {
+        router.post(Self.storePath, use: store)
+        router.post(Self.verifyPath, use: verify)
+    }
+
+    private struct Body: Decodable {
+        var receipt: String
+        var user_id: String?
+    }
+
+    /// A transaction as the verify answer shows it, from its verified JWS.
+    struct TransactionAnswer: Encodable {
+        var transaction_id: String
+        var original_transaction_id: String?
+        var product_id: String?
+        var type: String?
+        var environment: String?
+        var purchase_date: String?
+        var expires_date: String?
+        var revocation_date: String?
+        var app_account_token: String?
+    }
+
+    @Sendable func store(_ request: Request, context: Context) async throws -> Response {
+        try apiKeys.requireAny(request, from: context.remoteAddress)
+        let (history, syncs) = try configured(context)
+        let body = try await Self.body(request, receiver: receiver)
+        guard let user = body.user_id else { throw APIError(.badRequest, code: "malformed", message: "give user_id") }
+        if let problem = UserIDRule.problem(with: user) { throw APIError(.badRequest, code: "malformed", message: problem) }
+        let read = try Self.read(body.receipt, bundleIDs: history.bundleIDs)
+        guard let transactionID = read.transactionID else {
+            return try ReadController<Context>.json(StoreAnswer(environment: nil, transactions: []))
+        }
+        let (environment, signed) = try await history.all(of: transactionID, bundleID: read.bundleID, logger: context.logger)
+        var stored: [StoreAnswer.Item] = []
+        var anyNew = false
+        for jws in signed {
+            let sync = try JSONSerialization.data(withJSONObject: ["signed_transaction": jws, "user_id": user], options: [.sortedKeys])
+            let (id, new) = try await syncs.sync(body: ByteBuffer(data: sync), logger: context.logger)
+            stored.append(.init(transaction_id: id, stored: new))
+            anyNew = anyNew || new
+        }
+        context.logger.info("receipt stored", metadata: ["transactions": "\(stored.count)", "new": "\(stored.filter(\.stored).count)"])
+        var response = try ReadController<Context>.json(StoreAnswer(environment: environment?.rawValue, transactions: stored))
+        response.status = anyNew ? .accepted : .ok
+        return response
+    }
+
+    private struct StoreAnswer: Encodable {
+        struct Item: Encodable {
+            var transaction_id: String
+            /// `false`: stored before (the same sync again).
+            var stored: Bool
+        }
+
+        var environment: String?
+        var transactions: [Item]
+    }
+
+    @Sendable func verify(_ request: Request, context: Context) async throws -> Response {
+        try apiKeys.requireAny(request, from: context.remoteAddress)
+        let (history, _) = try configured(context)
+        let body = try await Self.body(request, receiver: receiver)
+        let read = try Self.read(body.receipt, bundleIDs: history.bundleIDs)
+        var answer = VerifyAnswer(bundle_id: read.bundleID, receipt_type: read.receiptType, receipt_transaction_id: read.transactionID, transactions: [])
+        if let transactionID = read.transactionID {
+            let (environment, signed) = try await history.all(of: transactionID, bundleID: read.bundleID, logger: context.logger)
+            answer.environment = environment?.rawValue
+            for jws in signed {
+                let verifier = history.verifier
+                let transaction = try await receiver.verify(source: .storekit, logger: context.logger) { () async throws(Rejection) in
+                    try await verifier.verifyTransaction(jws)
+                }
+                answer.transactions.append(Self.answer(transaction))
+            }
+        }
+        return try ReadController<Context>.json(answer)
+    }
+
+    private struct VerifyAnswer: Encodable {
+        var bundle_id: String?
+        var receipt_type: String?
+        var receipt_transaction_id: String?
+        var environment: String?
+        var transactions: [TransactionAnswer]
+    }
+
+    static func answer(_ transaction: AppleTransactionPayload) -> TransactionAnswer {
+        func time(_ date: Date?) -> String? { date.map { $0.formatted(.iso8601) } }
+        return TransactionAnswer(
+            transaction_id: transaction.transactionId, original_transaction_id: transaction.originalTransactionId,
+            product_id: transaction.productId, type: transaction.type,
+            environment: PurchaseEnvironment(apple: transaction.environment)?.rawValue, purchase_date: time(transaction.purchaseDate),
+            expires_date: time(transaction.expiresDate), revocation_date: time(transaction.revocationDate),
+            app_account_token: transaction.appAccountToken)
+    }
+
+    private func configured(_ context: Context) throws -> (ReceiptTransactionHistory, StoreKitSyncs) {
+        guard let history, let syncs else {
+            context.logger.error("receipt refused: the App Store Server API is not configured")
+            throw APIError(
+                .serviceUnavailable, code: "receipts_not_configured",
+                message: "reading receipts needs the App Store Server API: set \(AppStoreAPISettings.variables), and APPLE_BUNDLE_IDS")
+        }
+        return (history, syncs)
+    }
+
+    private static func body(_ request: Request, receiver: EventReceiver) async throws -> Body {
+        let buffer = try await receiver.readBody(request, source: .storekit)
+        guard let body = try? JSONDecoder().decode(Body.self, from: buffer), !body.receipt.isEmpty else {
+            throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"receipt\": \"<base64>\", \"user_id\": \"…\"}")
+        }
+        return body
+    }
+
+    /// What the receipt names: an app receipt's first purchase, else a legacy transaction
+    /// receipt's transaction. The bundle id the API is asked for: the receipt's, which must be a
+    /// configured app; a legacy receipt's is the only configured one, or the first.
+    static func read(_ text: String, bundleIDs: [String]) throws -> (transactionID: String?, bundleID: String, receiptType: String?) {
+        do {
+            let receipt = try AppReceipt(base64: text)
+            let bundle = receipt.bundleID ?? bundleIDs[0]
+            guard bundleIDs.contains(bundle) else {
+                throw APIError(.badRequest, code: "wrong_bundle", message: "the receipt is for \(bundle.prefix(100)), not one of APPLE_BUNDLE_IDS")
+            }
+            return (receipt.transactionID, bundle, receipt.receiptType)
+        } catch let problem as AppReceipt.Problem {
+            guard let legacy = AppReceipt.transactionID(transactionReceipt: text) else {
+                throw APIError(.badRequest, code: "invalid_receipt", message: "not an app receipt (\(problem)) nor a transaction receipt")
+            }
+            return (legacy, bundleIDs[0], nil)
+        }
+    }
+}
+
+/// Get Transaction History through the App Store Server API, for the configured apps.
+struct ReceiptTransactionHistory: Sendable {
+    let api: AppStoreServerAPI
+    let bundleIDs: [String]
+    let verifier: AppleNotificationVerifier
+
+    /// The most transactions one receipt brings in (50 pages of Apple's 20).
+    static let mostTransactions = 1_000
+}
+
+extension ReceiptTransactionHistory {
+    /// Every signed transaction of the customer `transactionID` belongs to, page by page: in
+    /// Production, else in Sandbox when Production does not know the id (Apple's advice for
+    /// receipts, which do not say their environment reliably).
+    func all(of transactionID: String, bundleID: String, logger: Logger) async throws -> (PurchaseEnvironment?, [String]) {
+        for environment in [PurchaseEnvironment.production, .sandbox] {
+            var signed: [String] = []
+            var revision: String?
+            var found = false
+            repeat {
+                let page: AppStoreServerAPI.TransactionHistoryPage?
+                do {
+                    page = try await api.transactionHistory(
+                        transactionID: transactionID, bundleID: bundleID, environment: environment, revision: revision, logger: logger)
+                } catch let error as ProviderAPIError {
+                    logger.warning("the App Store Server API failed", metadata: ["status": "\(error.status.map(String.init) ?? "none")"])
+                    throw APIError(.badGateway, code: "app_store_unavailable", message: "the App Store Server API answered: \(error)")
+                }
+                guard let page else { break }
+                found = true
+                signed += page.signedTransactions ?? []
+                revision = page.revision
+                if page.hasMore != true || revision == nil { break }
+            } while signed.count < Self.mostTransactions
+            if found { return (environment, Array(signed.prefix(Self.mostTransactions))) }
+        }
+        throw APIError(.notFound, code: "transaction_not_found", message: "the App Store knows no transaction \(transactionID.prefix(64)) of this receipt")
+    }
+}

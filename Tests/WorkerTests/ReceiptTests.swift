@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// StoreKit 1 receipts through the real ingest, worker and PostgreSQL, against the App Store
+/// Server API stand-in (Get Transaction History v2): Apple's own Xcode receipt names transaction
+/// "0"; Apple answers the customer's history, signed; each purchase is verified, stored and
+/// applied as a sync (docs/receipts.md).
+@Suite(.timeLimit(.minutes(3)))
+struct ReceiptTests {
+    /// The bundle of Apple's Xcode receipt files.
+    static let bundle = "com.example.naturelab.backyardbirds.example"
+
+    static func purchases(user: String?) -> [SampleAppleTransaction] {
+        let start = Date().addingTimeInterval(-20 * 86_400).rounded
+        var monthly = SampleAppleTransaction(
+            transactionId: "0", bundleId: bundle, productId: "pro.monthly", purchaseDate: start, appAccountToken: user)
+        monthly.environment = "Sandbox"
+        var renewal = SampleAppleTransaction(
+            transactionId: "1", originalTransactionId: "0", bundleId: bundle, productId: "pro.monthly",
+            purchaseDate: start.addingTimeInterval(30 * 86_400), appAccountToken: user)
+        renewal.environment = "Sandbox"
+        var lifetime = SampleAppleTransaction(
+            transactionId: "7", bundleId: bundle, productId: "pro.lifetime", type: "Non-Consumable", purchaseDate: start, appAccountToken: user)
+        lifetime.environment = "Sandbox"
+        return [monthly, renewal, lifetime]
+    }
+
+    static func run(_ body: @Sendable @escaping (SystemHarness, AppStoreServerAPIStandIn) async throws -> Void) async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [bundle]) { standIn in
+            let signed = try Self.purchases(user: nil).map { try TestCredentials.signer.sign($0) }
+            // Production does not know the receipt's transaction: Sandbox does.
+            standIn.setHistory(signed, ids: ["0", "1", "7"], environment: .sandbox)
+            var ingest = try standIn.workerEnvironment()
+            ingest["APPLE_BUNDLE_IDS"] = bundle
+            try await SystemHarness.run(ingest: ingest) { system in try await body(system, standIn) }
+        }
+    }
+
+    static func post(_ system: SystemHarness, _ path: String, _ body: [String: String], key: String = TestCredentials.clientAPIKey) async throws
+        -> TestResponse
+    {
+        try await system.client.execute(
+            uri: path, method: .post, headers: [HTTPField.Name("X-Sluice-Key")!: key, .contentType: "application/json"],
+            body: ByteBuffer(data: try JSONEncoder().encode(body)))
+    }
+
+    @Test func aReceiptWhoseHistoryHoldsThreePurchasesAppliesThreeOnce() async throws {
+        try await Self.run { system, standIn in
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+            let first = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_receipt"])
+            #expect(first.status == .accepted, "\(String(buffer: first.body))")
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(buffer: first.body)) as? [String: Any])
+            #expect(answer["environment"] as? String == "sandbox")
+            #expect((answer["transactions"] as? [[String: Any]])?.compactMap { $0["transaction_id"] as? String } == ["0", "1", "7"])
+            #expect(standIn.requests.map(\.path) == ["/inApps/v2/history/0", "/sandbox/inApps/v2/history/0"], "Production, then Sandbox")
+            #expect(standIn.requests.allSatisfy { $0.bundleID == Self.bundle && $0.tokenProblem == nil })
+
+            let again = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_receipt"])
+            #expect(again.status == .ok, "the same receipt again stores nothing new")
+            try await system.drain()
+            let transactions = try await system.transactions(userID: "user_receipt")
+            #expect(Set(transactions.compactMap { $0["provider_transaction_id"] as? String }) == ["0", "1", "7"])
+            let entitlements = try await system.entitlements(userID: "user_receipt")
+            #expect(Set(entitlements.compactMap { $0["product_id"] as? String }) == ["pro.monthly", "pro.lifetime"])
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE source = 'storekit'") == 3)
+        }
+    }
+
+    @Test func verifyOnlyAnswersWhatTheReceiptHoldsAndStoresNothing() async throws {
+        try await Self.run { system, _ in
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+            let response = try await Self.post(system, "/v1/iap/receipts/verify", ["receipt": receipt])
+            #expect(response.status == .ok, "\(String(buffer: response.body))")
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+            #expect(answer["bundle_id"] as? String == Self.bundle && answer["receipt_transaction_id"] as? String == "0")
+            let transactions = try #require(answer["transactions"] as? [[String: Any]])
+            #expect(transactions.map { $0["product_id"] as? String } == ["pro.monthly", "pro.monthly", "pro.lifetime"])
+            #expect(transactions.first?["environment"] as? String == "sandbox")
+            #expect(try await system.db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    @Test func anEmptyReceiptNamesNothingAndAsksAppleNothing() async throws {
+        try await Self.run { system, standIn in
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-empty.b64")
+            let response = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_empty"])
+            #expect(response.status == .ok)
+            #expect(String(buffer: response.body) == #"{"transactions":[]}"#)
+            #expect(standIn.requests.isEmpty)
+        }
+    }
+
+    @Test func aLegacyTransactionReceiptIsReadToo() async throws {
+        try await Self.run { system, standIn in
+            let receipt = try Vectors.text("apple/receipts/legacyTransaction.b64")
+            let response = try await Self.post(system, "/v1/iap/receipts/verify", ["receipt": receipt])
+            #expect(response.status == .notFound && response.headers[.contentType] == "application/json")
+            #expect(String(buffer: response.body).contains("transaction_not_found"), "Apple knows no 33993399 here")
+            #expect(standIn.requests.map(\.path) == ["/inApps/v2/history/33993399", "/sandbox/inApps/v2/history/33993399"])
+        }
+    }
+
+    @Test func badReceiptsAndMissingCredentialsAreRefusedWithAReason() async throws {
+        try await Self.run { system, _ in
+            for (body, code) in [
+                (["receipt": "not a receipt", "user_id": "u"], "invalid_receipt"), (["receipt": "", "user_id": "u"], "malformed"),
+                (["receipt": try Vectors.text("apple/receipts/xcode-app-receipt-empty.b64")], "malformed"),
+            ] {
+                let response = try await Self.post(system, "/v1/iap/receipts", body)
+                #expect(response.status == .badRequest && String(buffer: response.body).contains(code), "\(code): \(String(buffer: response.body))")
+            }
+        }
+        // The Xcode receipt's bundle is not this deployment's app.
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run(ingest: try standIn.workerEnvironment()) { system in
+                let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+                let response = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "u"])
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("wrong_bundle"))
+            }
+        }
+        try await SystemHarness.run { system in
+            let response = try await Self.post(system, "/v1/iap/receipts/verify", ["receipt": "AAAA"])
+            #expect(response.status == .serviceUnavailable)
+            #expect(String(buffer: response.body).contains("APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE"))
+        }
+    }
+}
