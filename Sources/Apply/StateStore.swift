@@ -14,7 +14,7 @@ public import Shared
 /// already), else from a read of the row, locked `FOR UPDATE`.
 public struct StateStore: Sendable {
     public let connection: PostgresConnection
-    let logger: Logger
+    public let logger: Logger
     /// Rows known in memory (``PrefetchedRows``): those a batch loaded ahead and those saved;
     /// reads find them there, writes keep what they saved and forget what they changed in bulk.
     public let prefetched: PrefetchedRows

@@ -44,6 +44,8 @@ struct WorkerSettings: Sendable {
     var stripeAccounts: Set<String>
     /// Recovery and reconciliation: provider API credentials and their cadence.
     var recovery: RecoverySettings
+    /// `CONSUMPTION_RESPONSE` and its policy: Apple's refund requests answered, or `nil` (off).
+    var consumption: ConsumptionSettings?
     var logLevel: String
     var logFormat: String
 
@@ -77,7 +79,7 @@ struct WorkerSettings: Sendable {
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
           NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
-        """) + "\n" + RecoverySettings.help
+        """) + "\n" + RecoverySettings.help + "\n" + ConsumptionSettings.help
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)
@@ -125,6 +127,7 @@ struct WorkerSettings: Sendable {
         }
         stripeAccounts = Set(accounts)
         recovery = try RecoverySettings(environment: environment)
+        consumption = try ConsumptionSettings.configured(by: environment, appleAPI: recovery.apple != nil)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

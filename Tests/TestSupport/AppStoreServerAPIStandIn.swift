@@ -54,6 +54,14 @@ public final class AppStoreServerAPIStandIn: Sendable {
         public var tokenProblem: String?
     }
 
+    /// A Send Consumption Information Apple took.
+    public struct Consumption: Sendable {
+        public var transactionID: String
+        public var environment: PurchaseEnvironment
+        /// The body as sent, keys sorted.
+        public var body: String
+    }
+
     /// How to answer the `n`th request instead of serving it.
     public enum Misbehaviour: Sendable {
         case status(Int, retryAfter: String? = nil)
@@ -69,6 +77,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
         var statuses: [String: Status] = [:]
         /// Get Transaction History: a customer's signed transactions, by each of their ids, per environment.
         var histories: [PurchaseEnvironment: [String: [String]]] = [:]
+        /// Send Consumption Information bodies Apple took, in order.
+        var consumption: [Consumption] = []
         var requests: [Request] = []
         var misbehave: @Sendable (Int, Request) -> Misbehaviour? = { _, _ in nil }
     }
@@ -83,6 +93,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
     init(bundleIDs: Set<String>) {
         self.bundleIDs = bundleIDs
     }
+
+    public var consumption: [Consumption] { state.withLock { $0.consumption } }
 
     public var requests: [Request] { state.withLock { $0.requests } }
 
@@ -128,6 +140,9 @@ public final class AppStoreServerAPIStandIn: Sendable {
             }
             router.get(RouterPath(prefix + "/inApps/v1/subscriptions/:transactionId")) { request, context in
                 try await standIn.statuses(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
+            }
+            router.put(RouterPath(prefix + "/inApps/v2/transactions/consumption/:transactionId")) { request, context in
+                try await standIn.consume(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
             }
             router.get(RouterPath(prefix + "/inApps/v2/history/:transactionId")) { request, context in
                 try await standIn.transactionHistory(request, id: context.parameters.get("transactionId") ?? "", environment: environment)
@@ -194,6 +209,40 @@ public final class AppStoreServerAPIStandIn: Sendable {
             "environment": environment == .sandbox ? "Sandbox" : "Production", "hasMore": next < all.count,
             "signedTransactions": Array(page),
         ])
+    }
+
+    /// Send Consumption Information (v2): Apple's `ConsumptionRequest` checked field by field as
+    /// documented (`customerConsented` must be `true`; `deliveryStatus`, `refundPreference` from
+    /// their lists; `consumptionPercentage` 0…100,000 milliunits; `sampleContentProvided` a
+    /// Boolean; nothing else), then `202`.
+    private func consume(_ request: HummingbirdCore.Request, id: String, environment: PurchaseEnvironment) async throws -> Response {
+        let data = try await request.body.collect(upTo: 1 << 16)
+        let body = (try? JSONSerialization.jsonObject(with: Data(buffer: data)) as? [String: Any]) ?? [:]
+        if let answer = try await record(request, environment: environment, body: body, paginationToken: nil) { return answer }
+        func refuse(_ message: String) -> Response { Self.json(.badRequest, ["errorCode": 4000000, "errorMessage": message]) }
+        let allowed: Set = ["customerConsented", "consumptionPercentage", "deliveryStatus", "refundPreference", "sampleContentProvided"]
+        if let unknown = body.keys.first(where: { !allowed.contains($0) }) { return refuse("Invalid request. Unknown field \(unknown).") }
+        guard let consented = body["customerConsented"] as? Bool, consented else {
+            return refuse("Invalid request. The customer consented field is invalid or doesn't indicate that the customer consented.")
+        }
+        let deliveries = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]
+        guard let delivery = body["deliveryStatus"] as? String, deliveries.contains(delivery) else {
+            return refuse("Invalid request. The delivery status field is invalid.")
+        }
+        guard body["sampleContentProvided"] is Bool else { return refuse("Invalid request. The sample content provided field is invalid.") }
+        if let percentage = body["consumptionPercentage"] {
+            guard let value = percentage as? Int, (0...100_000).contains(value) else {
+                return refuse("Invalid request. The consumption percentage field is invalid.")
+            }
+        }
+        if let preference = body["refundPreference"] {
+            guard let value = preference as? String, ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value) else {
+                return refuse("Invalid request. The refund preference field is invalid.")
+            }
+        }
+        let sorted = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        state.withLock { $0.consumption.append(Consumption(transactionID: id, environment: environment, body: sorted)) }
+        return Response(status: .accepted)
     }
 
     /// Records the request and answers it when its token is refused or it is told to misbehave.

@@ -107,6 +107,21 @@ public struct AppStoreServerAPI: Sendable {
         return try decode(StatusResponse.self, answer, what: "subscription statuses")
     }
 
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}` with a `ConsumptionRequest` body
+    /// (Send Consumption Information): Apple answers `202` when it took it.
+    /// - Returns: Apple's status, and its error message when it refused.
+    public func sendConsumptionInformation(
+        transactionID: String, body: Data, bundleID: String, environment: PurchaseEnvironment, logger: Logger
+    ) async throws -> (status: Int, error: String?) {
+        let id = transactionID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        var request = try request("/inApps/v2/transactions/consumption/\(id)", bundleID: bundleID, environment: environment)
+        request.method = .PUT
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        let answer = try await call.send(request, logger: logger)
+        return (answer.status, (200..<300).contains(answer.status) ? nil : Self.errorMessage(answer.body))
+    }
+
     private func request(_ path: String, bundleID: String, environment: PurchaseEnvironment) throws -> HTTPClientRequest {
         guard let base = baseURLs[environment] else {
             throw ProviderAPIError(provider: "App Store Server", status: nil, message: "no base URL for \(environment.rawValue)")

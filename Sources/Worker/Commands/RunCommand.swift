@@ -88,6 +88,15 @@ struct RunCommand: AsyncParsableCommand {
                     lease: MaintenanceLease(client: client, task: "checkout-sweep", owner: owner, logger: logger),
                     interval: settings.clockSweepInterval, logger: logger)))
             }
+            if let consumption = settings.consumption, let apple = settings.recovery.apple {
+                let api = AppStoreServerAPI(
+                    call: ProviderCall(http: http.anyAddress, provider: "App Store Server", maximumAttempts: 3),
+                    token: AppleAPIToken(keyID: apple.keyID, issuerID: apple.issuerID, key: apple.privateKey), baseURLs: apple.baseURLs)
+                services.append(.init(service: ConsumptionResponder(
+                    client: client, api: api, settings: consumption,
+                    lease: MaintenanceLease(client: client, task: "consumption-response", owner: owner, logger: logger),
+                    interval: settings.clockSweepInterval, logger: logger)))
+            }
             if let prune = settings.prune {
                 services.append(.init(service: PruneService(
                     pruner: QueuePruner(client: client, logger: logger),

@@ -51,6 +51,14 @@ struct TimelineReader: Sendable {
                 type: type, subtype: subtype, origin: Self.origin(source: source, origin: origin), entity: nil,
                 decision: state, detail: lastError, outgoing: [])
         }
+        // A refund request's answer to Apple (docs/credits.md): what was sent, or why not.
+        for try await (eventID, state, body, error) in try await client.query(
+            "SELECT event_id, state, body::text, last_error FROM consumption_requests WHERE event_id = ANY(\(Array(entries.keys)))",
+            logger: logger
+        ).decode((Int64, String, String?, String?).self) {
+            let before = entries[eventID]?.detail
+            entries[eventID]?.detail = [before, Self.consumptionAnswer(state: state, body: body, error: error)].compactMap { $0 }.joined(separator: "; ")
+        }
         var clock: [TimelineEntry] = []
         let outgoing = try await outgoingEvents(entityKeys: keys, limit: limit * 4)
         for event in outgoing {
@@ -67,6 +75,15 @@ struct TimelineReader: Sendable {
         }
         let all = Array(entries.values) + clock
         return Array(all.sorted { ($0.time, $0.event ?? "") > ($1.time, $1.event ?? "") }.prefix(limit))
+    }
+
+    /// A consumption request's state in words: the body Apple took, or what became of it.
+    static func consumptionAnswer(state: String, body: String?, error: String?) -> String {
+        switch state {
+        case "sent": "consumption information sent to Apple: \(body ?? "")"
+        case "pending": "consumption information " + (error.map { "not sent yet (\($0))" } ?? "to be sent, when CONSUMPTION_RESPONSE is on")
+        default: "consumption information \(state): \(error ?? "")"
+        }
     }
 
     /// How the console names how an event arrived: a StoreKit row is an app's `sync`.

@@ -11,6 +11,8 @@ public struct AppleNotificationPayload: AppleSignedPayload, Equatable {
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
         public var status: Int?
+        /// `CONSUMPTION_REQUEST`: why the customer asked for a refund (`UNINTENDED_PURCHASE`, …).
+        public var consumptionRequestReason: String?
     }
 
     /// Present on `RENEWAL_EXTENSION` `SUMMARY` notifications instead of `data`.

@@ -21,6 +21,8 @@ struct AppleDecider {
         var environment: PurchaseEnvironment
         var transaction: AppleTransactionPayload?
         var renewal: AppleRenewalInfoPayload?
+        /// `CONSUMPTION_REQUEST`'s `consumptionRequestReason`.
+        var consumptionRequestReason: String?
 
         var isSync: Bool { type == .storeKitTransaction }
     }

@@ -101,6 +101,10 @@ struct AppleEventHandler: BatchableJobHandler {
         if let keptBecause {
             decision.detail = [decision.detail, "kept with its user, not moved to the syncing one: \(keptBecause)"].compactMap { $0 }.joined(separator: "; ")
         }
+        // A refund request Apple asks about: kept, for the responder to answer (not on a rebuild).
+        if event.type == .consumptionRequest, announcer != nil {
+            try await ConsumptionRequests.record(event, transaction: tx, entitlementKey: key, in: store)
+        }
         return try await StateWriter.save(decision, eventID: job.id, to: store, announcer: announcer)
     }
 
@@ -135,7 +139,7 @@ struct AppleEventHandler: BatchableJobHandler {
             eventID: job.id, type: AppleNotificationType(rawValue: notification.notificationType),
             subtype: notification.subtype.map(AppleSubtype.init(rawValue:)),
             time: notification.signedDate ?? Date(), environment: try environment(notification.environment ?? transaction?.environment),
-            transaction: transaction, renewal: renewal)
+            transaction: transaction, renewal: renewal, consumptionRequestReason: notification.data?.consumptionRequestReason)
         return (event, nil)
     }
 

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+
+/// The body of Send Consumption Information (v2, `PUT /inApps/v2/transactions/consumption/{id}`,
+/// Apple's `ConsumptionRequest`), decided from what Sluice knows of the purchase. Pure.
+struct ConsumptionAnswer: Sendable, Equatable, Encodable {
+    /// Apple's `deliveryStatus`.
+    enum DeliveryStatus: String, Sendable, Encodable {
+        case delivered = "DELIVERED", undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE", undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
+        case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE", undeliveredOther = "UNDELIVERED_OTHER"
+    }
+
+    /// Apple's `refundPreference`.
+    enum RefundPreference: String, Sendable, Encodable {
+        case decline = "DECLINE", grantFull = "GRANT_FULL", grantProrated = "GRANT_PRORATED"
+    }
+
+    /// `CONSUMPTION_REFUND_PREFERENCE`: what Sluice tells Apple the developer prefers.
+    enum Policy: String, Sendable, CaseIterable {
+        /// No preference sent (the default).
+        case none
+        case decline, grantFull = "grant_full", grantProrated = "grant_prorated"
+        /// `GRANT_FULL` when less than a tenth was used, else `DECLINE`.
+        case byConsumption = "by_consumption"
+    }
+
+    var customerConsented: Bool
+    /// In milliunits: 0 … 100,000.
+    var consumptionPercentage: Int?
+    var deliveryStatus: DeliveryStatus
+    var refundPreference: RefundPreference?
+    var sampleContentProvided: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case customerConsented, consumptionPercentage, deliveryStatus, refundPreference, sampleContentProvided
+    }
+
+    /// What the purchase looked like when Apple asked.
+    struct Purchase: Sendable {
+        /// The ledger row of the transaction Apple asks about; `nil` when Sluice never saw it paid.
+        var transaction: TransactionState?
+        /// What its catalog product granted (the grant's `applied`), and the user's balances now.
+        var granted: [String: Int64]?
+        var balances: [String: Int64] = [:]
+        /// A subscription period's start and end, for the share of time used.
+        var periodStart: Date?
+        var periodEnd: Date?
+    }
+
+    /// - Parameter now: when the answer is sent.
+    static func decide(_ purchase: Purchase, policy: Policy, sampleContentProvided: Bool, now: Date) -> ConsumptionAnswer {
+        let delivered = purchase.transaction.map { [.succeeded, .refunded, .disputed].contains($0.status) } ?? false
+        let used = consumed(purchase, now: now)
+        let preference: RefundPreference?
+        switch policy {
+        case .none: preference = nil
+        case .decline: preference = .decline
+        case .grantFull: preference = .grantFull
+        case .grantProrated: preference = .grantProrated
+        case .byConsumption: preference = used.map { $0 < 10_000 ? .grantFull : .decline } ?? nil
+        }
+        // The customer's consent: turning CONSUMPTION_RESPONSE on says the app obtained it (Apple
+        // refuses any other value).
+        return ConsumptionAnswer(
+            customerConsented: true, consumptionPercentage: used, deliveryStatus: delivered ? .delivered : .undeliveredOther,
+            refundPreference: preference, sampleContentProvided: sampleContentProvided)
+    }
+
+    /// How much of the purchase was used, in milliunits: of the currencies it granted, the largest
+    /// share no longer in the balance; of a subscription period, the share of time gone; `nil`
+    /// when neither is known.
+    static func consumed(_ purchase: Purchase, now: Date) -> Int? {
+        if let granted = purchase.granted, !granted.isEmpty {
+            let shares = granted.compactMap { currency, amount -> Double? in
+                guard amount > 0 else { return nil }
+                let left = min(max(purchase.balances[currency] ?? 0, 0), amount)
+                return Double(amount - left) / Double(amount)
+            }
+            if let share = shares.max() { return milliunits(share) }
+        }
+        if let start = purchase.periodStart, let end = purchase.periodEnd, end > start {
+            return milliunits(now.timeIntervalSince(start) / end.timeIntervalSince(start))
+        }
+        return nil
+    }
+
+    private static func milliunits(_ share: Double) -> Int {
+        Int((min(max(share, 0), 1) * 100_000).rounded())
+    }
+}

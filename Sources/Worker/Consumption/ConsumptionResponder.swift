@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Shared
+
+/// Answers Apple's `CONSUMPTION_REQUEST`s (docs/credits.md, "Refund requests") with Send
+/// Consumption Information (v2), when `CONSUMPTION_RESPONSE=on`: each recorded request
+/// (``ConsumptionRequests``) within Apple's 12 hours, its body decided by ``ConsumptionAnswer``
+/// from the purchase's ledger row, its grant and the user's balances now. Apple's failures
+/// (`429`, `5xx`, no answer) are retried with a growing delay; a refusal (`4xx`) is kept as
+/// failed with Apple's message. Runs in the worker holding the `consumption-response` lease.
+struct ConsumptionResponder: Service, CustomStringConvertible {
+    /// Apple's window: a request older than this is not answered.
+    static let window: TimeInterval = 12 * 3_600
+
+    let client: PostgresClient
+    let api: AppStoreServerAPI
+    let settings: ConsumptionSettings
+    let lease: MaintenanceLease
+    let interval: Duration
+    let logger: Logger
+
+    var description: String { "ConsumptionResponder" }
+
+    func run() async throws {
+        await lease.runPeriodically(every: interval, failure: "answering Apple's consumption requests failed", logger: logger) { try await runOnce() }
+    }
+
+    /// One pass, if this worker holds the lease: the number answered, or `nil` when another worker holds it.
+    @discardableResult
+    func runOnce(now: Date = Date()) async throws -> Int? {
+        try await lease.ifHeld(interval: interval) {
+            var answered = 0
+            for request in try await due() {
+                if try await answer(request, now: now) { answered += 1 }
+            }
+            return answered
+        }
+    }
+
+    struct Request: Sendable {
+        var id: Int64
+        var transactionID: String
+        var environment: PurchaseEnvironment
+        var bundleID: String
+        var requestedAt: Date
+        var attempts: Int
+    }
+
+    private func due() async throws -> [Request] {
+        var due: [Request] = []
+        for try await (id, transaction, environment, bundle, requestedAt, attempts) in try await client.query(
+            """
+            SELECT id, transaction_id, environment, bundle_id, requested_at, attempts FROM consumption_requests
+            WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY id LIMIT 50
+            """, logger: logger
+        ).decode((Int64, String, String, String, Date, Int32).self) {
+            guard let environment = PurchaseEnvironment(rawValue: environment) else { continue }
+            due.append(Request(
+                id: id, transactionID: transaction, environment: environment, bundleID: bundle, requestedAt: requestedAt, attempts: Int(attempts)))
+        }
+        return due
+    }
+
+    /// - Returns: whether Apple took the answer.
+    private func answer(_ request: Request, now: Date) async throws -> Bool {
+        guard now.timeIntervalSince(request.requestedAt) < Self.window else {
+            try await finish(request.id, state: "expired", body: nil, error: "Apple's 12 hours to answer passed")
+            return false
+        }
+        let answer = ConsumptionAnswer.decide(
+            try await purchase(request), policy: settings.refundPreference, sampleContentProvided: settings.sampleContentProvided, now: now)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = try encoder.encode(answer)
+        let bodyText = String(decoding: body, as: UTF8.self)
+        let status: Int
+        let error: String?
+        do {
+            (status, error) = try await api.sendConsumptionInformation(
+                transactionID: request.transactionID, body: body, bundleID: request.bundleID, environment: request.environment, logger: logger)
+        } catch {
+            try await retry(request, body: bodyText, error: ErrorText.describe(error))
+            return false
+        }
+        switch status {
+        case 200..<300:
+            try await finish(request.id, state: "sent", body: bodyText, error: nil)
+            logger.info("consumption information sent", metadata: ["transaction_id": "\(request.transactionID)"])
+            return true
+        case 429, 500...:
+            try await retry(request, body: bodyText, error: "Apple answered \(status): \(error ?? "")")
+            return false
+        default:
+            logger.warning("Apple refused the consumption information", metadata: ["status": "\(status)", "error": "\(error ?? "")"])
+            try await finish(request.id, state: "failed", body: bodyText, error: "Apple answered \(status): \(error ?? "")")
+            return false
+        }
+    }
+
+    /// What Sluice knows of the purchase: its ledger row, its grant and its user's balances.
+    private func purchase(_ request: Request) async throws -> ConsumptionAnswer.Purchase {
+        var purchase = ConsumptionAnswer.Purchase()
+        var user: String?
+        for try await (status, userID, purchasedAt, periodEnd) in try await client.query(
+            """
+            SELECT status, user_id, purchased_at, period_end FROM transactions
+            WHERE source = 'store_kit' AND environment = \(request.environment.rawValue) AND provider_transaction_id = \(request.transactionID)
+            """, logger: logger
+        ).decode((String, String?, Date?, Date?).self) {
+            guard let status = TransactionStatus(rawValue: status) else { continue }
+            var transaction = TransactionState(source: .storeKit, providerTransactionID: request.transactionID, environment: request.environment, status: status)
+            transaction.userID = userID
+            transaction.purchasedAt = purchasedAt
+            transaction.periodEnd = periodEnd
+            purchase.transaction = transaction
+            purchase.periodStart = purchasedAt
+            purchase.periodEnd = periodEnd
+            user = userID
+        }
+        guard let transaction = purchase.transaction else { return purchase }
+        let grantKey = CurrencyGrantDecision.keys(of: transaction).grant
+        for try await applied in try await client.query(
+            "SELECT applied::text FROM balance_transactions WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1", logger: logger
+        ).decode(String.self) {
+            purchase.granted = try JSONDecoder().decode([String: Int64].self, from: Data(applied.utf8))
+        }
+        if purchase.granted != nil, let user {
+            purchase.balances = try await BalanceStore(client: client, logger: logger).balances(user: user)
+        }
+        return purchase
+    }
+
+    private func finish(_ id: Int64, state: String, body: String?, error: String?) async throws {
+        try await client.query(
+            """
+            UPDATE consumption_requests SET state = \(state), attempts = attempts + 1, body = COALESCE(\(body)::jsonb, body),
+                last_error = \(error), sent_at = CASE WHEN \(state) = 'sent' THEN now() END
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    /// Tried again later: a minute, doubling, at most an hour.
+    private func retry(_ request: Request, body: String, error: String) async throws {
+        let delay = min(60 * pow(2, Double(request.attempts)), 3_600)
+        try await client.query(
+            """
+            UPDATE consumption_requests SET attempts = attempts + 1, body = \(body)::jsonb, last_error = \(error),
+                next_attempt_at = now() + make_interval(secs => \(delay))
+            WHERE id = \(request.id)
+            """, logger: logger)
+    }
+}
+
+/// `CONSUMPTION_RESPONSE`, `CONSUMPTION_REFUND_PREFERENCE`, `CONSUMPTION_SAMPLE_CONTENT_PROVIDED`.
+struct ConsumptionSettings: Sendable, Equatable {
+    var refundPreference: ConsumptionAnswer.Policy = .none
+    var sampleContentProvided = false
+
+    static let help = HelpText.wrapped("""
+          CONSUMPTION_RESPONSE      on: answer Apple's CONSUMPTION_REQUEST with Send Consumption Information, saying the customer consented (needs the App Store Server API key; default off)
+          CONSUMPTION_REFUND_PREFERENCE none, decline, grant_full, grant_prorated or by_consumption (grant_full under a tenth used, else decline) (default none)
+          CONSUMPTION_SAMPLE_CONTENT_PROVIDED true when the app offers a free sample or trial before purchase (default false)
+        """)
+
+    /// `nil` when `CONSUMPTION_RESPONSE` is off.
+    static func configured(by environment: EnvironmentValues, appleAPI: Bool) throws -> ConsumptionSettings? {
+        guard try environment.bool("CONSUMPTION_RESPONSE", default: false) else { return nil }
+        guard appleAPI else {
+            throw ConfigurationError(
+                variable: "CONSUMPTION_RESPONSE", reason: "needs the App Store Server API key: set \(AppStoreAPISettings.variables)")
+        }
+        var settings = ConsumptionSettings()
+        if let text = environment.string("CONSUMPTION_REFUND_PREFERENCE") {
+            guard let policy = ConsumptionAnswer.Policy(rawValue: text) else {
+                throw ConfigurationError(
+                    variable: "CONSUMPTION_REFUND_PREFERENCE", reason: "must be one of \(ConsumptionAnswer.Policy.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            settings.refundPreference = policy
+        }
+        settings.sampleContentProvided = try environment.bool("CONSUMPTION_SAMPLE_CONTENT_PROVIDED", default: false)
+        return settings
+    }
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import DevSupport
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Apple's `CONSUMPTION_REQUEST`, through the real ingest, worker and PostgreSQL, answered to the
+/// App Store Server API stand-in, which checks the body against Apple's documented fields.
+@Suite(.timeLimit(.minutes(3)))
+struct ConsumptionRequestTests {
+    static func responder(_ system: SystemHarness, _ standIn: AppStoreServerAPIStandIn, policy: ConsumptionAnswer.Policy) -> ConsumptionResponder {
+        let api = AppStoreServerAPI(
+            call: ProviderCall(http: .shared, provider: "App Store Server", maximumAttempts: 1),
+            token: AppleAPIToken(keyID: AppStoreServerAPIStandIn.keyID, issuerID: AppStoreServerAPIStandIn.issuerID, key: standIn.key),
+            baseURLs: [.production: standIn.baseURL, .sandbox: standIn.baseURL + "/sandbox"])
+        return ConsumptionResponder(
+            client: system.db.client, api: api, settings: .init(refundPreference: policy, sampleContentProvided: false),
+            lease: MaintenanceLease(client: system.db.client, task: "consumption-response", owner: "test", logger: TestDatabase.logger),
+            interval: .seconds(1), logger: TestDatabase.logger)
+    }
+
+    static func rows(_ system: SystemHarness) async throws -> [(state: String, attempts: Int32, body: String?)] {
+        var rows: [(String, Int32, String?)] = []
+        for try await row in try await system.db.client.query(
+            "SELECT state, attempts, body::text FROM consumption_requests ORDER BY id", logger: TestDatabase.logger
+        ).decode((String, Int32, String?).self) { rows.append(row) }
+        return rows.map { (state: $0.0, attempts: $0.1, body: $0.2) }
+    }
+
+    /// A pack of 500 credits, 300 spent, then the customer asks Apple for a refund: Sluice tells
+    /// Apple 60 % was used and, by consumption, that it prefers to decline; once.
+    @Test func aRefundRequestIsAnsweredWithWhatWasUsedOnce() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
+                    CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
+                var pack = SampleAppleTransaction(
+                    transactionId: "4100", bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
+                    purchaseDate: Date().addingTimeInterval(-3_600))
+                pack.environment = "Sandbox"
+                try await system.sync(pack, userID: "user_refund")
+                try await system.drain()
+                _ = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).adjust(
+                    user: "user_refund", try BalanceAdjustments(["credits": -300]), cause: .api, key: "spend", digest: nil)
+
+                try await system.notify("CONSUMPTION_REQUEST", transaction: pack)
+                try await system.drain()
+                #expect(try await Self.rows(system).map(\.state) == ["pending"], "recorded when applied")
+
+                let responder = Self.responder(system, standIn, policy: .byConsumption)
+                #expect(try await responder.runOnce() == 1)
+                #expect(try await responder.runOnce() == 0, "answered once")
+                let sent = try #require(standIn.consumption.first)
+                #expect(standIn.consumption.count == 1 && sent.transactionID == "4100" && sent.environment == .sandbox)
+                #expect(sent.body
+                    == #"{"consumptionPercentage":60000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#)
+                let row = try #require(try await Self.rows(system).first)
+                #expect(row.state == "sent" && row.body?.contains("\"consumptionPercentage\": 60000") == true, "\(row)")
+                // On the customer's timeline, with what was sent.
+                let story = try #require(try await CustomerStory.load(
+                    .user("user_refund"), client: system.db.client, leeway: 0, sandboxAccess: .anybody, eventProof: nil, logger: TestDatabase.logger))
+                let request = try #require(story.timeline.first { $0.type == "CONSUMPTION_REQUEST" })
+                #expect(request.detail?.contains("consumption information sent to Apple") == true && request.detail?.contains("DECLINE") == true,
+                        "\(request.detail ?? "")")
+            }
+        }
+    }
+
+    /// Apple failing is retried later; Apple refusing is kept as failed; a request past Apple's
+    /// 12 hours is not answered.
+    @Test func failuresAreRetriedRefusalsKeptAndLateRequestsLeft() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                for (id, minutesAgo) in [("4201", 10.0), ("4202", 10), ("4203", 13 * 60)] {
+                    var tx = SampleAppleTransaction(transactionId: id, bundleId: TestCredentials.bundleID, productId: "gems", type: "Consumable")
+                    tx.environment = "Sandbox"
+                    try await system.notify("CONSUMPTION_REQUEST", transaction: tx, at: Date().addingTimeInterval(-minutesAgo * 60))
+                }
+                try await system.drain()
+                standIn.misbehave { _, request in
+                    request.path.hasSuffix("/4201") ? .status(503) : request.path.hasSuffix("/4202") ? .status(400) : nil
+                }
+                #expect(try await Self.responder(system, standIn, policy: .none).runOnce() == 0)
+                let rows = try await Self.rows(system)
+                #expect(rows.map(\.state) == ["pending", "failed", "expired"], "\(rows)")
+                #expect(rows[0].attempts == 1)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM consumption_requests WHERE state = 'pending' AND next_attempt_at > now() + interval '50 seconds'") == 1)
+                #expect(standIn.consumption.isEmpty)
+                // Never seen paid, nothing granted: not delivered, no consumption, no preference.
+                let body = try #require(rows[1].body)
+                #expect(body.contains("\"deliveryStatus\": \"UNDELIVERED_OTHER\"") && !body.contains("consumptionPercentage"))
+            }
+        }
+    }
+
+    @Test func offByDefaultAndOnlyWithTheAppStoreKey() throws {
+        #expect(try ConsumptionSettings.configured(by: EnvironmentValues([:]), appleAPI: true) == nil)
+        #expect(try ConsumptionSettings.configured(by: EnvironmentValues(["CONSUMPTION_RESPONSE": "off"]), appleAPI: true) == nil)
+        #expect(throws: ConfigurationError.self) {
+            try ConsumptionSettings.configured(by: EnvironmentValues(["CONSUMPTION_RESPONSE": "on"]), appleAPI: false)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConsumptionSettings.configured(by: EnvironmentValues(["CONSUMPTION_RESPONSE": "on", "CONSUMPTION_REFUND_PREFERENCE": "maybe"]), appleAPI: true)
+        }
+        let on = try ConsumptionSettings.configured(
+            by: EnvironmentValues(["CONSUMPTION_RESPONSE": "on", "CONSUMPTION_REFUND_PREFERENCE": "grant_prorated", "CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "true"]),
+            appleAPI: true)
+        #expect(on == ConsumptionSettings(refundPreference: .grantProrated, sampleContentProvided: true))
+    }
+}
