@@ -35,6 +35,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
 
     enum Proofs: String, ExpressibleByArgument, CaseIterable { case off, on }
 
+    @Option(parsing: .upToNextOption, help: "Currency grants off and/or on, each on a fresh backlog (on: the mixed workload's products grant credits, so about half its events change a balance).")
+    var balances = [Balances.off]
+
+    enum Balances: String, ExpressibleByArgument, CaseIterable { case off, on }
+
     /// The key both the backlog's store and the workers use when proofs are on.
     static let proofKey = "apply-benchmark-event-signing-key-0123456789"
 
@@ -51,9 +56,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
             for count in processes {
                 for batchSize in batchSizes {
                     for proof in proofs {
-                        try await measure(
-                            server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize,
-                            proof: proof)
+                        for balance in balances {
+                            try await measure(
+                                server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize,
+                                proof: proof, balances: balance)
+                        }
                     }
                 }
             }
@@ -63,7 +70,8 @@ struct ApplyBenchmark: AsyncParsableCommand {
     /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
     /// then prunes; prints one `RESULT` line.
     private func measure(
-        server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int, proof: Proofs
+        server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int, proof: Proofs,
+        balances: Balances
     ) async throws {
         let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
@@ -73,6 +81,11 @@ struct ApplyBenchmark: AsyncParsableCommand {
             let store = EventStore(client: client, proof: proof == .on ? try EventProof(secret: Self.proofKey) : nil, logger: logger)
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
+            }
+            if balances == .on {
+                let catalog = CatalogStore(client: client, logger: logger)
+                _ = try await catalog.add(CatalogProduct(id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 100]))
+                _ = try await catalog.add(CatalogProduct(id: "pro.lifetime", type: .nonConsumable, currencyGrants: ["credits": 500, "gems": 5]))
             }
             try await client.query("VACUUM ANALYZE events", logger: logger)
             return try await Self.eventsTableBytes(client, logger: logger)
@@ -109,12 +122,12 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let cpuPerEvent = done > 0 ? workerCPU * 1e6 / Double(done) : 0
         func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
         print(String(
-            format: "  %@, %d process(es), batch %d, proofs %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB, worker CPU %.0f µs an event",
-            workload.rawValue, processes, batchSize, proof.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
+            format: "  %@, %d process(es), batch %d, proofs %@, balances %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB, worker CPU %.0f µs an event",
+            workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
             cpuPerEvent))
         print(String(
-            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f",
-            workload.rawValue, processes, batchSize, proof.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
+            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ balances=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f",
+            workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
             cpuPerEvent))
     }
 
