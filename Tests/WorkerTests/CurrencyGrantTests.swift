@@ -43,8 +43,10 @@ struct CurrencyGrantTests {
             let rows = try await store.history(user: "user_pack", limit: 10)
             #expect(rows.map(\.cause) == [.refund, .api, .purchase])
             #expect(rows.first?.shortfall == ["credits": 450], "what was spent could not be taken back")
+            #expect(try await system.announceBalances() == 3)
             let announced = try await system.db.scalar("SELECT count(*) FROM outgoing_events WHERE type = 'balance.changed' AND user_id = 'user_pack'")
-            #expect(announced == 2, "the grant and the take-back, each once")
+            #expect(announced == 3, "the grant, the API's spend and the take-back, each once")
+            #expect(try await system.announceBalances() == 0)
         }
     }
 

@@ -68,6 +68,7 @@ struct WebhookExamplesTests {
                 try await appleTransfer(system)
                 try await stripeLifecycles(system)
                 try await system.drain()
+                try await system.announceBalances()
                 try await system.forward()
             }
             return sink.received.map(\.body)

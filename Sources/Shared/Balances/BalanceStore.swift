@@ -131,6 +131,51 @@ public struct BalanceStore: Sendable {
             """, logger))
     }
 
+    /// A ledger row to announce, with the stored provider event that caused it, when one did.
+    public struct Unannounced: Sendable {
+        public struct CauseEvent: Sendable {
+            public var source: String
+            public var type: String
+            public var externalID: String
+            public var origin: String
+            public var environment: String?
+        }
+
+        public var row: BalanceTransaction
+        public var cause: CauseEvent?
+        /// The row's idempotency key (a grant's names the provider's transaction).
+        public var key: String?
+    }
+
+    /// Ledger rows not yet announced, oldest first, locked for the announcer's transaction
+    /// (`FOR UPDATE SKIP LOCKED`): on a connection inside one.
+    public func unannounced(limit: Int) async throws -> [Unannounced] {
+        var heads: [(id: UUID, key: String?, cause: Unannounced.CauseEvent?)] = []
+        for try await (id, key, source, type, externalID, origin, environment) in try await run(
+            """
+            SELECT b.id, b.idempotency_key, e.source, e.type, e.external_id, e.origin, e.environment
+            FROM balance_transactions b LEFT JOIN events e ON e.id = b.cause_event_id
+            WHERE b.announced_at IS NULL ORDER BY b.position LIMIT \(limit) FOR UPDATE OF b SKIP LOCKED
+            """, logger
+        ).decode((UUID, String?, String?, String?, String?, String?, String?).self) {
+            let cause = source.map {
+                Unannounced.CauseEvent(source: $0, type: type ?? "", externalID: externalID ?? "", origin: origin ?? "webhook", environment: environment)
+            }
+            heads.append((id, key, cause))
+        }
+        guard !heads.isEmpty else { return [] }
+        let rows = try await Self.rows(run(
+            "SELECT \(unescaped: Self.columns) FROM balance_transactions WHERE id = ANY(\(heads.map(\.id))) ORDER BY position", logger))
+        let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+        return heads.compactMap { head in byID[head.id].map { Unannounced(row: $0, cause: head.cause, key: head.key) } }
+    }
+
+    /// Marks rows announced.
+    public func markAnnounced(_ ids: [UUID]) async throws {
+        guard !ids.isEmpty else { return }
+        _ = try await run("UPDATE balance_transactions SET announced_at = now() WHERE id = ANY(\(ids))", logger)
+    }
+
     /// Whether `id` is one of the user's ledger rows (a cursor that is not is refused).
     public func isLedgerRow(_ id: UUID, user: String) async throws -> Bool {
         for try await _ in try await run(

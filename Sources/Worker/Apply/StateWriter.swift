@@ -42,13 +42,12 @@ enum StateWriter {
                 events.append(announcer.event(type, transaction: transaction, id: saved.id, previous: saved.previous))
             }
             // The currencies its catalog product grants, taken back, given back (a rebuild, with no
-            // announcer, leaves the balances as they are: each change is made once already).
+            // announcer, leaves the balances as they are: each change is made once already). Each
+            // is announced by the BalanceAnnouncer, in ledger order with the API's.
             let product = transaction.productID.flatMap { announcer.products[$0] }
             let firstPeriod = transaction.entitlementKey.map(newEntitlements.contains) ?? true
-            if let change = CurrencyGrantDecision.change(before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod),
-                case .applied(let row)? = try await store.change(change)
-            {
-                events.append(announcer.event(balance: row, transaction: transaction))
+            if let change = CurrencyGrantDecision.change(before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod) {
+                _ = try await store.change(change, eventID: eventID)
             }
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
@@ -82,16 +81,6 @@ extension ChangeAnnouncer {
             entityKey: entitlement.entityKey, provider: EventCause.provider(of: entitlement.source),
             environment: entitlement.environment, userID: entitlement.userID, cause: cause, causeEventID: causeEventID,
             data: .entitlement(body, userID: entitlement.userID, previous: previous, previousIsActive: wasActive))
-    }
-
-    /// The event announcing that `row` changed the balances of the user `transaction` is of.
-    func event(balance row: BalanceTransaction, transaction: TransactionState) -> OutgoingEvent {
-        let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
-        return OutgoingEvent(
-            messageID: OutgoingEvent.newMessageID(), type: .balanceChanged, occurredAt: now, orderingKey: "balance:" + row.userID,
-            entityKey: transaction.entitlementKey ?? key, provider: EventCause.provider(of: transaction.source),
-            environment: transaction.environment, userID: row.userID, cause: cause, causeEventID: causeEventID,
-            data: .balance(row, transactionID: transaction.providerTransactionID))
     }
 
     /// The event announcing that the ledger row `transaction` (row `id`) changed from `previous`.

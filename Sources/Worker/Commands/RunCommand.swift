@@ -88,6 +88,9 @@ struct RunCommand: AsyncParsableCommand {
                     lease: MaintenanceLease(client: client, task: "checkout-sweep", owner: owner, logger: logger),
                     interval: settings.clockSweepInterval, logger: logger)))
             }
+            services.append(.init(service: BalanceAnnouncer(
+                client: client, lease: MaintenanceLease(client: client, task: "balance-announce", owner: owner, logger: logger),
+                onCreated: { pools.deliveries.wake() }, logger: logger)))
             if let consumption = settings.consumption, let apple = settings.recovery.apple {
                 let api = AppStoreServerAPI(
                     call: ProviderCall(http: http.anyAddress, provider: "App Store Server", maximumAttempts: 3),

@@ -19,6 +19,10 @@ struct EventCause: Sendable, Equatable {
         case clock
         /// The app's server registered the purchase's `appAccountToken` for a user.
         case registration
+        /// The app's server spent or deposited through the balance API.
+        case api
+        /// An operator's `worker balance adjust`.
+        case `operator`
     }
 
     /// `stripe` or `apple`.
@@ -39,11 +43,16 @@ struct EventCause: Sendable, Equatable {
 
     /// The cause of applying a stored event (`events` row): its source, type, id and origin.
     init(job: ClaimedJob) {
-        let source = EventSource(rawValue: job.kind)
+        self.init(source: job.kind, type: job.eventType, externalID: job.externalID, origin: job.origin)
+    }
+
+    /// The cause of applying the `events` row of this source, type, external id and origin.
+    init(source kind: String, type: String?, externalID: String?, origin stored: String?) {
+        let source = EventSource(rawValue: kind)
         provider = source == .stripe ? "stripe" : "apple"
-        eventType = job.eventType
-        eventID = job.externalID
-        switch job.origin {
+        eventType = type
+        eventID = externalID
+        switch stored {
         case "recovery": origin = .recovery
         case "reconciliation": origin = .reconciliation
         default:

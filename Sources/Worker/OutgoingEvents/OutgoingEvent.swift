@@ -26,8 +26,9 @@ struct OutgoingEvent: Sendable {
     enum Payload: Sendable {
         case entitlement(EntitlementBody, userID: String?, previous: EntitlementState?, previousIsActive: Bool?)
         case transaction(TransactionBody, userID: String?, previous: TransactionState?)
-        /// The ledger row of the change, and the transaction whose purchase or refund made it.
-        case balance(BalanceTransaction, transactionID: String)
+        /// The ledger row of the change, and the provider's transaction whose purchase or refund
+        /// made it (`nil` for the API's and operators').
+        case balance(BalanceTransaction, transactionID: String?)
     }
 
     /// A new `msg_…` id: 32 hex digits of randomness.

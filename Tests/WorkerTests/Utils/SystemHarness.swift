@@ -113,6 +113,16 @@ struct SystemHarness: Sendable {
         try await Self.drain(pool, workers: workers, batchSize: Self.batchSize)
     }
 
+    /// Announces the balance changes not yet announced, as the worker's ``BalanceAnnouncer`` does
+    /// every second; returns how many.
+    @discardableResult
+    func announceBalances() async throws -> Int {
+        try await BalanceAnnouncer(
+            client: db.client, lease: MaintenanceLease(client: db.client, task: "balance-announce", owner: "test", logger: TestDatabase.logger),
+            onCreated: {}, logger: TestDatabase.logger
+        ).announce()
+    }
+
     /// Runs the worker's event handlers in batches of up to `batchSize`, one consumer.
     func drain(batchSize: Int) async throws {
         try await Self.drain(pool, workers: 1, batchSize: batchSize)

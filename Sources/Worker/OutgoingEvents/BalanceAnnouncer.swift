@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Shared
+
+/// Announces every balance change as `balance.changed` (docs/webhooks.md): the ledger is its own
+/// outbox. Each pass, in one transaction, takes the rows not yet announced in ledger order, writes
+/// their outgoing events through the one write path (``OutgoingEventWriter``) and marks them, so
+/// a user's events carry increasing `sequence`s in the order the balances changed, whether the
+/// API, an operator or a purchase changed them. Runs in the worker holding the
+/// `balance-announce` lease, every second.
+struct BalanceAnnouncer: Service, CustomStringConvertible {
+    static let interval: Duration = .seconds(1)
+    static let batch = 200
+
+    let client: PostgresClient
+    let lease: MaintenanceLease
+    /// Wakes this process's deliveries after a pass that made some.
+    let onCreated: @Sendable () -> Void
+    let logger: Logger
+
+    var description: String { "BalanceAnnouncer" }
+
+    func run() async throws {
+        await lease.runPeriodically(every: Self.interval, failure: "announcing balance changes failed", logger: logger) { try await runOnce() }
+    }
+
+    /// One pass, if this worker holds the lease: the rows announced, or `nil` when another holds it.
+    @discardableResult
+    func runOnce() async throws -> Int? {
+        try await lease.ifHeld(interval: Self.interval) { try await announce() }
+    }
+
+    /// Announces what is due, whoever holds the lease (tests; the lease keeps passes apart).
+    func announce() async throws -> Int {
+        let (announced, deliveries) = try await client.withTransaction(logger: logger) { connection -> (Int, Int) in
+            let store = BalanceStore(connection: connection, logger: logger)
+            let due = try await store.unannounced(limit: Self.batch)
+            guard !due.isEmpty else { return (0, 0) }
+            let now = Date()
+            let events = due.map { Self.event($0, at: now) }
+            let deliveries = try await OutgoingEventWriter(logger: logger).write(events, on: connection)
+            try await store.markAnnounced(due.map(\.row.id))
+            return (due.count, deliveries)
+        }
+        if deliveries > 0 { onCreated() }
+        return announced
+    }
+
+    /// The `balance.changed` event of one ledger row.
+    static func event(_ due: BalanceStore.Unannounced, at now: Date) -> OutgoingEvent {
+        let row = due.row
+        let cause: EventCause
+        var environment = PurchaseEnvironment.production
+        if let event = due.cause {
+            cause = EventCause(source: event.source, type: event.type, externalID: event.externalID, origin: event.origin)
+            if let stored = event.environment?.lowercased(), stored == "sandbox" || stored == "test" { environment = .sandbox }
+        } else {
+            cause = EventCause(provider: "sluice", origin: row.cause == .operator ? .operator : .api)
+        }
+        let orderingKey = "balance:" + row.userID
+        return OutgoingEvent(
+            messageID: OutgoingEvent.newMessageID(), type: .balanceChanged, occurredAt: row.createdAt, orderingKey: orderingKey,
+            entityKey: orderingKey, provider: cause.provider, environment: environment, userID: row.userID, cause: cause,
+            causeEventID: nil, data: .balance(row, transactionID: due.key.flatMap { providerTransactionID(ofKey: $0) }))
+    }
+
+    /// The provider's transaction id a grant's, take-back's or give-back's key names
+    /// (``CurrencyGrantDecision/keys(of:)``: `grant:transaction:<source>:<environment>:<id>`).
+    static func providerTransactionID(ofKey key: String) -> String? {
+        let parts = key.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[1] == "transaction", ["grant", "take_back", "give_back"].contains(parts[0]) else { return nil }
+        return String(parts[4])
+    }
+}
