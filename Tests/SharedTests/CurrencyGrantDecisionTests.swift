@@ -78,4 +78,16 @@ struct CurrencyGrantDecisionTests {
         #expect(Self.keys.takeBack == "take_back:transaction:store_kit:production:2000")
         #expect(Self.keys.giveBack == "give_back:transaction:store_kit:production:2000")
     }
+
+    /// What the worker holds for `sluice_write_applied_batch`: each change, in order.
+    @Test func theChangesAreHeldAsTheFunctionReadsThem() {
+        #expect(CurrencyGrantDecision.argument([]) == nil)
+        let text = CurrencyGrantDecision.argument([
+            .grant(user: "u", amounts: ["gems": 2, "credits": 500], cause: .renewal, key: "grant:k"),
+            .takeBack(grantKey: "grant:k", numerator: 1, denominator: 3, key: "take_back:k"), .giveBack(takeBackKey: "take_back:k", key: "give_back:k"),
+        ])
+        #expect(text == #"[{"kind":"grant","user":"u","amounts":{"credits":500,"gems":2},"cause":"renewal","key":"grant:k"},"#
+            + #"{"kind":"take_back","of":"grant:k","numerator":1,"denominator":3,"key":"take_back:k"},"#
+            + #"{"kind":"give_back","of":"take_back:k","key":"give_back:k"}]"#)
+    }
 }

@@ -21,6 +21,8 @@
 -- - `created_at` is the call's instant, to the microsecond; deliveries name the call's event.
 CREATE OR REPLACE FUNCTION sluice_write_applied_batch(p_calls jsonb) RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
+    change record;
+    changed jsonb;
     all_links jsonb;
     announced bigint[];
     forwarded bigint[];
@@ -38,6 +40,29 @@ BEGIN
     FROM jsonb_array_elements(p_calls) AS a(c)
     WHERE c->>'record_event_id' IS NOT NULL
     ON CONFLICT (event_id) DO NOTHING;
+
+    -- The balance changes of catalog products' currency grants (CurrencyGrantDecision), in the
+    -- order of the calls: a grant before a take-back of it in the same batch. Each is made at most
+    -- once under its key (sluice_adjust_balances), and names the event it came from for its
+    -- balance.changed announcement.
+    FOR change IN
+        SELECT (c.value->>'record_event_id')::bigint AS event_id, x.value AS v
+        FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
+             jsonb_array_elements((c.value->>'balance_changes')::jsonb) WITH ORDINALITY AS x(value, i)
+        WHERE c.value->>'balance_changes' IS NOT NULL
+        ORDER BY c.n, x.i
+    LOOP
+        changed := CASE change.v->>'kind'
+            WHEN 'grant' THEN sluice_adjust_balances(
+                change.v->>'user', change.v->'amounts', change.v->>'cause', change.v->>'key', NULL, false, NULL, NULL, NULL)
+            WHEN 'take_back' THEN sluice_reverse_balance_change(
+                change.v->>'of', (change.v->>'numerator')::bigint, (change.v->>'denominator')::bigint, 'refund', change.v->>'key', true, NULL)
+            WHEN 'give_back' THEN sluice_reverse_balance_change(change.v->>'of', 1, 1, 'refund_reversal', change.v->>'key', false, NULL)
+        END;
+        IF changed->>'outcome' = 'applied' THEN
+            UPDATE balance_transactions SET cause_event_id = change.event_id WHERE id = (changed->>'id')::uuid;
+        END IF;
+    END LOOP;
 
     -- Each call's events, flattened in the order of the calls; numbered in that order while the
     -- caller holds the rows the events are about.

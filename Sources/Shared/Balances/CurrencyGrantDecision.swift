@@ -16,6 +16,35 @@ public enum CurrencyGrantDecision {
         case giveBack(takeBackKey: String, key: String)
     }
 
+    /// `changes` as `sluice_write_applied_batch` reads a call's `balance_changes`: a JSON array of
+    /// `{kind: grant, user, amounts, cause, key}`, `{kind: take_back, of, numerator, denominator,
+    /// key}` and `{kind: give_back, of, key}`, in order; `nil` for none.
+    public static func argument(_ changes: [Change]) -> String? {
+        guard !changes.isEmpty else { return nil }
+        let objects = changes.map { change -> [JSONTextMember] in
+            switch change {
+            case let .grant(user, amounts, cause, key):
+                return [
+                    JSONTextMember("kind", "grant"), JSONTextMember("user", user),
+                    JSONTextMember("amounts", .object(JSONTextMember.sorted(amounts.map { JSONTextMember($0.key, $0.value) }))),
+                    JSONTextMember("cause", cause.rawValue), JSONTextMember("key", key),
+                ]
+            case let .takeBack(grantKey, numerator, denominator, key):
+                return [
+                    JSONTextMember("kind", "take_back"), JSONTextMember("of", grantKey), JSONTextMember("numerator", numerator),
+                    JSONTextMember("denominator", denominator), JSONTextMember("key", key),
+                ]
+            case let .giveBack(takeBackKey, key):
+                return [JSONTextMember("kind", "give_back"), JSONTextMember("of", takeBackKey), JSONTextMember("key", key)]
+            }
+        }
+        var json = JSONTextWriter()
+        json.array { array in
+            for object in objects { array.object(object) }
+        }
+        return json.text
+    }
+
     /// The idempotency keys of one transaction's grant, take-back and give-back.
     public static func keys(of transaction: TransactionState) -> (grant: String, takeBack: String, giveBack: String) {
         let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)

@@ -17,6 +17,8 @@ enum StateWriter {
         let leeway = announcer?.leeway ?? 0
         var events: [OutgoingEvent] = []
         var newEntitlements: Set<String> = []
+        // Held with the event's other writes, made in its statement (sluice_write_applied_batch).
+        var balanceChanges: [CurrencyGrantDecision.Change] = []
         for entitlement in decision.entitlements {
             let isActive = entitlement.isActive(at: now, leeway: leeway)
             let saved = try await store.save(entitlement, announcedActive: isActive)
@@ -47,7 +49,7 @@ enum StateWriter {
             let product = transaction.productID.flatMap { announcer.products[$0] }
             let firstPeriod = transaction.entitlementKey.map(newEntitlements.contains) ?? true
             if let change = CurrencyGrantDecision.change(before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod) {
-                _ = try await store.change(change, eventID: eventID)
+                balanceChanges.append(change)
             }
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
@@ -58,7 +60,8 @@ enum StateWriter {
         // with the state (``HeldWrites``), sent in its statement; the counts come after it.
         let call = OutgoingEventWriter.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
-            rawNotification: announcer?.rawNotification, links: store.linksToSave(links))
+            rawNotification: announcer?.rawNotification, links: store.linksToSave(links),
+            balanceChanges: CurrencyGrantDecision.argument(balanceChanges))
         if let call { store.writes.hold(call: call.argument, for: eventID) }
         applied.announced = events.map(\.type)
         return applied

@@ -43,6 +43,8 @@ struct OutgoingEventWriter: Sendable {
         var rawNotification: RawNotification?
         /// `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
         var links: String?
+        /// The currency grants' changes (``CurrencyGrantDecision/argument(_:)``), if any.
+        var balanceChanges: String? = nil
     }
 
     /// - Parameters:
@@ -50,13 +52,15 @@ struct OutgoingEventWriter: Sendable {
     ///   - record: how the applied event is recorded, if one was applied.
     ///   - rawNotification: the notification to forward as it is, if any.
     ///   - links: `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
+    ///   - balanceChanges: the currency grants' changes, made in the same statement, if any.
     /// - Returns: the call, or `nil` when there is nothing to write.
     static func call(
-        _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil
+        _ events: [OutgoingEvent], record: Record? = nil, rawNotification: RawNotification? = nil, links: String? = nil,
+        balanceChanges: String? = nil
     ) -> Call? {
-        guard !events.isEmpty || record != nil || rawNotification != nil || links != nil else { return nil }
+        guard !events.isEmpty || record != nil || rawNotification != nil || links != nil || balanceChanges != nil else { return nil }
         let tails = events.map { String(decoding: $0.renderedTail(), as: UTF8.self) }
-        return Call(events: events, tails: tails, record: record, rawNotification: rawNotification, links: links)
+        return Call(events: events, tails: tails, record: record, rawNotification: rawNotification, links: links, balanceChanges: balanceChanges)
     }
 
     /// Writes at once what ``call(_:record:rawNotification:links:)`` describes, through the one
@@ -113,6 +117,7 @@ private struct CallArguments {
     var raw_event_id: Int64?
     var raw_environment: String?
     var links: String?
+    var balance_changes: String?
 
     init(_ call: OutgoingEventWriter.Call) {
         record_event_id = call.record?.eventID
@@ -132,6 +137,7 @@ private struct CallArguments {
         raw_event_id = call.rawNotification?.eventID
         raw_environment = call.rawNotification?.environment.rawValue
         links = call.links
+        balance_changes = call.balanceChanges
     }
 
     /// The call as one element of `sluice_write_applied_batch`'s argument, members named as above.
@@ -154,6 +160,7 @@ private struct CallArguments {
             o.member("raw_event_id", raw_event_id)
             o.member("raw_environment", raw_environment)
             o.member("links", links)
+            o.member("balance_changes", balance_changes)
         }
     }
 }
