@@ -152,6 +152,22 @@ public struct StateStore: Sendable {
         return nil
     }
 
+    /// The entitlement's paid transactions that have no user yet, for the grants of a purchase
+    /// linked late (``CurrencyGrantDecision/grantOnLinking(_:user:product:)``).
+    public func paidTransactionsWithoutUser(ofEntitlement key: String) async throws -> [TransactionState] {
+        try await flush()
+        var found: [TransactionState] = []
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: TransactionColumns.list) FROM transactions
+            WHERE entitlement_key = \(key) AND user_id IS NULL AND status = 'succeeded'
+            """, logger: logger)
+        {
+            found.append(try TransactionColumns.decode(row))
+        }
+        return found
+    }
+
     /// The entitlement a transaction belongs to, read without locking the row: for finding what to
     /// lock, before the advisory locks are taken (a row lock taken first would invert their order).
     public func entitlementKey(

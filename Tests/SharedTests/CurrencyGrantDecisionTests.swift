@@ -66,6 +66,9 @@ struct CurrencyGrantDecisionTests {
         Row(name: "a dispute won", before: tx(.disputed), after: tx(.succeeded)!, product: monthly,
             expected: .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)),
         Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: nil),
+        Row(name: "paid before its user was known", before: tx(.succeeded, user: nil), after: tx(.succeeded)!, product: pack,
+            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+        Row(name: "its user changed (a transfer)", before: tx(.succeeded, user: "v"), after: tx(.succeeded)!, product: pack, expected: nil),
     ]
 
     @Test(arguments: rows)
@@ -89,5 +92,13 @@ struct CurrencyGrantDecisionTests {
         #expect(text == #"[{"kind":"grant","user":"u","amounts":{"credits":500,"gems":2},"cause":"renewal","key":"grant:k"},"#
             + #"{"kind":"take_back","of":"grant:k","numerator":1,"denominator":3,"key":"take_back:k"},"#
             + #"{"kind":"give_back","of":"take_back:k","key":"give_back:k"}]"#)
+    }
+
+    @Test func aPaidTransactionLinkedLateIsGrantedToTheUser() {
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: Self.monthly)
+            == .grant(user: "late", amounts: ["credits": 1_000], cause: .renewal, key: Self.keys.grant))
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.refunded, user: nil)!, user: "late", product: Self.pack) == nil)
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: "u")!, user: "late", product: Self.pack) == nil)
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: nil) == nil)
     }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import DevSupport
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import PostgresNIO
 import Shared
 import Testing
@@ -84,6 +86,50 @@ struct CurrencyGrantTests {
             // 33.333 % of $9.99 is 333 cents refunded; 333/999 of 1,000 credits is 333.3, rounded up.
             #expect(taken == -334, "\(rows.first.map(String.init(describing:)) ?? "")")
             #expect(try await Self.balances(system, user) == ["credits": 766])
+        }
+    }
+
+    /// One purchase by every path (its notification, the app's sync of it) grants once; `worker
+    /// rebuild` replays its events and changes no balance.
+    @Test func everyPathAndARebuildGrantOnce() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = UUID().uuidString.lowercased()
+            let bought = Date().addingTimeInterval(-600).rounded
+            let purchase = subscription("32001", user: user, purchased: bought)
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: purchase, at: bought)
+            try await system.sync(purchase, userID: user)
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == ["credits": 1_000])
+            let run = try CommandLineTests.runSeparately(
+                "worker", ["rebuild", "--user", user], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try await Self.balances(system, user) == ["credits": 1_000])
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 1)
+        }
+    }
+
+    /// A subscription bought and renewed before Sluice knew its user (notifications without an
+    /// `appAccountToken`), then synced by the app for the user: both periods are granted, once.
+    @Test func purchasesPaidBeforeTheirUserWasKnownAreGrantedWhenItIs() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let start = Date().addingTimeInterval(-40 * 86_400).rounded
+            let first = subscription("33001", user: nil, purchased: start)
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: start)
+            var renewal = subscription("33002", user: nil, purchased: start.addingTimeInterval(30 * 86_400))
+            renewal.originalTransactionId = "33001"
+            try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400))
+            try await system.drain()
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 0, "nobody to grant to yet")
+
+            try await system.sync(renewal, userID: "user_late")
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_late") == ["credits": 2_000], "both periods")
+            #expect(try await system.postSync(renewal, userID: "user_late").status == .ok, "the same sync again: stored before")
+            try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400 + 60))
+            try await system.drain()
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 2, "granted once each")
         }
     }
 }

@@ -60,13 +60,11 @@ public enum CurrencyGrantDecision {
         let keys = keys(of: after)
         let wasPaid = before.map { [.succeeded, .refunded, .disputed].contains($0.status) } ?? false
         let wasTakenBack = before.map { [.refunded, .disputed].contains($0.status) } ?? false
+        // Paid before with no user to grant to (a purchase linked late): granted now.
+        let userLearned = before?.userID == nil && before?.status == .succeeded && after.userID != nil
         switch after.status {
-        case .succeeded where !wasPaid:
-            guard let user = after.userID, let product else { return nil }
-            let subscription = product.type == .autoRenewable
-            // A free trial's period is a transaction of no amount (Apple's introductory offer).
-            guard let amounts = product.currencies(trial: subscription && after.amount == 0) else { return nil }
-            return .grant(user: user, amounts: amounts, cause: subscription && !firstPeriod ? .renewal : .purchase, key: keys.grant)
+        case .succeeded where !wasPaid || userLearned:
+            return grant(after, product: product, firstPeriod: firstPeriod)
         case .succeeded where wasTakenBack:
             return .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)
         case .refunded, .disputed:
@@ -81,5 +79,24 @@ public enum CurrencyGrantDecision {
         default:
             return nil
         }
+    }
+
+    /// The grant of a paid transaction whose entitlement learned its user only now (the
+    /// transaction itself still has none): as if it were paid now, under the same key, so a grant
+    /// made before is not made again.
+    public static func grantOnLinking(_ transaction: TransactionState, user: String, product: CatalogProduct?) -> Change? {
+        guard transaction.status == .succeeded, transaction.userID == nil else { return nil }
+        var linked = transaction
+        linked.userID = user
+        return grant(linked, product: product, firstPeriod: false)
+    }
+
+    /// The grant of a paid transaction with a user, of its catalog product's currencies.
+    private static func grant(_ paid: TransactionState, product: CatalogProduct?, firstPeriod: Bool) -> Change? {
+        guard let user = paid.userID, let product else { return nil }
+        let subscription = product.type == .autoRenewable
+        // A free trial's period is a transaction of no amount (Apple's introductory offer).
+        guard let amounts = product.currencies(trial: subscription && paid.amount == 0) else { return nil }
+        return .grant(user: user, amounts: amounts, cause: subscription && !firstPeriod ? .renewal : .purchase, key: keys(of: paid).grant)
     }
 }

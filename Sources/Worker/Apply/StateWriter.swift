@@ -29,6 +29,14 @@ enum StateWriter {
             events.append(announcer.event(type, entitlement: entitlement, id: saved.id, previous: saved.previous))
         }
         for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
+            // Its purchases paid before the user was known are granted now (not on a rebuild; not
+            // looked for when no product grants currencies).
+            if let announcer, announcer.products.values.contains(where: { !$0.currencyGrants.isEmpty }) {
+                for paid in try await store.paidTransactionsWithoutUser(ofEntitlement: entitlementKey) {
+                    let product = paid.productID.flatMap { announcer.products[$0] }
+                    if let change = CurrencyGrantDecision.grantOnLinking(paid, user: user, product: product) { balanceChanges.append(change) }
+                }
+            }
             try await store.assignUser(user, toTransactionsOf: entitlementKey)
         }
         // A rebuild (no announcer) replays events already applied: their transfers are kept already.

@@ -14,6 +14,8 @@ import Shared
 struct ConsumptionResponder: Service, CustomStringConvertible {
     /// Apple's window: a request older than this is not answered.
     static let window: TimeInterval = 12 * 3_600
+    /// How long one pass (database and Apple) may take before it is abandoned and the next tried.
+    static let passTimeLimit: Duration = .seconds(120)
 
     let client: PostgresClient
     let api: AppStoreServerAPI
@@ -31,12 +33,15 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     /// One pass, if this worker holds the lease: the number answered, or `nil` when another worker holds it.
     @discardableResult
     func runOnce(now: Date = Date()) async throws -> Int? {
-        try await lease.ifHeld(interval: interval) {
-            var answered = 0
-            for request in try await due() {
-                if try await answer(request, now: now) { answered += 1 }
+        let (lease, interval, responder) = (lease, interval, self)
+        return try await withTimeout(Self.passTimeLimit) {
+            try await lease.ifHeld(interval: interval) {
+                var answered = 0
+                for request in try await responder.due() {
+                    if try await responder.answer(request, now: now) { answered += 1 }
+                }
+                return answered
             }
-            return answered
         }
     }
 
@@ -49,7 +54,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         var attempts: Int
     }
 
-    private func due() async throws -> [Request] {
+    func due() async throws -> [Request] {
         var due: [Request] = []
         for try await (id, transaction, environment, bundle, requestedAt, attempts) in try await client.query(
             """
@@ -65,7 +70,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     }
 
     /// - Returns: whether Apple took the answer.
-    private func answer(_ request: Request, now: Date) async throws -> Bool {
+    func answer(_ request: Request, now: Date) async throws -> Bool {
         guard now.timeIntervalSince(request.requestedAt) < Self.window else {
             try await finish(request.id, state: "expired", body: nil, error: "Apple's 12 hours to answer passed")
             return false

@@ -14,6 +14,9 @@ import Shared
 struct BalanceAnnouncer: Service, CustomStringConvertible {
     static let interval: Duration = .seconds(1)
     static let batch = 200
+    /// How long one pass may take before it is abandoned (it runs on as overrun work) and the
+    /// next is tried: a pass stuck on a database that went away never holds up shutdown.
+    static let passTimeLimit: Duration = .seconds(30)
 
     let client: PostgresClient
     let lease: MaintenanceLease
@@ -30,7 +33,10 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     /// One pass, if this worker holds the lease: the rows announced, or `nil` when another holds it.
     @discardableResult
     func runOnce() async throws -> Int? {
-        try await lease.ifHeld(interval: Self.interval) { try await announce() }
+        let (lease, announcer) = (lease, self)
+        return try await withTimeout(Self.passTimeLimit) {
+            try await lease.ifHeld(interval: Self.interval) { try await announcer.announce() }
+        }
     }
 
     /// Announces what is due, whoever holds the lease (tests; the lease keeps passes apart).
