@@ -132,4 +132,29 @@ struct CurrencyGrantTests {
             #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 2, "granted once each")
         }
     }
+
+    /// A dispute takes the pack's grant back; the dispute won gives back what it took, once.
+    @Test func aDisputeTakesTheGrantBackAndWinningItGivesItBack() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let paid = Date().addingTimeInterval(-120).rounded
+            try await system.stripe(
+                "payment_intent.succeeded", StripeObjects.paymentIntent("pi_dispute", user: "user_dispute", product: "credits.500", charge: "ch_dispute"),
+                at: paid)
+            try await system.drain()
+            try await system.stripe(
+                "charge.dispute.created", StripeObjects.dispute("dp_1", charge: "ch_dispute", paymentIntent: "pi_dispute"), at: paid.addingTimeInterval(5))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_dispute") == ["credits": 0, "gems": 0])
+            for second in [10.0, 11] {
+                try await system.stripe(
+                    "charge.dispute.closed", StripeObjects.dispute("dp_1", charge: "ch_dispute", paymentIntent: "pi_dispute", status: "won"),
+                    at: paid.addingTimeInterval(second))
+            }
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_dispute") == ["credits": 500, "gems": 2])
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_dispute", limit: 10)
+            #expect(rows.map(\.cause) == [.refundReversal, .refund, .purchase], "given back once")
+        }
+    }
 }
