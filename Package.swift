@@ -21,7 +21,7 @@ let swiftSettings: [SwiftSetting] = [
 func product(_ name: String) -> Target.Dependency {
     let packages = [
         "Hummingbird": "hummingbird", "HummingbirdTesting": "hummingbird", "PostgresNIO": "postgres-nio",
-        "X509": "swift-certificates", "Crypto": "swift-crypto", "SwiftASN1": "swift-asn1", "NIOCore": "swift-nio",
+        "X509": "swift-certificates", "Crypto": "swift-crypto", "CryptoExtras": "swift-crypto", "SwiftASN1": "swift-asn1", "NIOCore": "swift-nio",
         "NIOFoundationCompat": "swift-nio", "NIOHTTP1": "swift-nio", "NIOPosix": "swift-nio", "HTTPTypes": "swift-http-types",
         "AsyncHTTPClient": "async-http-client", "ServiceLifecycle": "swift-service-lifecycle", "Logging": "swift-log",
         "Prometheus": "swift-prometheus", "Mustache": "swift-mustache", "ArgumentParser": "swift-argument-parser", "Yams": "Yams", "UnixSignals": "swift-service-lifecycle",
@@ -68,8 +68,8 @@ let package = Package(
         .target(
             name: "Shared",
             dependencies: [
-                product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("Logging"), product("NIOCore"),
-                product("NIOFoundationCompat"), product("NIOHTTP1"), product("NIOPosix"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
+                product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("CryptoExtras"), product("Logging"),
+                product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"), product("NIOPosix"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
                 product("X509"),
             ],
             swiftSettings: swiftSettings
@@ -128,8 +128,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Shared", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"), product("NIOCore"),
-                product("NIOFoundationCompat"), product("PostgresNIO"), product("SwiftASN1"), product("X509"),
+                "Shared", "DevSupport", product("Crypto"), product("CryptoExtras"), product("HTTPTypes"), product("Hummingbird"), product("Logging"),
+                product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("SwiftASN1"), product("X509"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings

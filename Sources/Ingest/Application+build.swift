@@ -103,7 +103,7 @@ func buildRouter(
             bodyTimeout: .seconds(settings.requestTimeoutSeconds), storeTimeout: settings.storeTimeout),
         stripe: settings.stripeSecrets.isEmpty
             ? nil : StripeSignatureVerifier(secrets: settings.stripeSecrets, toleranceSeconds: settings.stripeToleranceSeconds),
-        apple: apple,
+        apple: apple, play: settings.googlePush?.verifier(),
         apiKeys: apiKeys, tokens: tokens,
         syncUsers: StoreKitSyncUsers(client: client, limit: settings.syncMaxUsersPerTransaction, logger: logger),
         database: database)
@@ -144,7 +144,7 @@ func buildRouter(
         allowed: .post)
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,
-             WebhookController<IngestContext>.storeKitPath],
+             WebhookController<IngestContext>.storeKitPath, WebhookController<IngestContext>.playPath],
         allowed: .post)
     router.answerMethodNotAllowed(
         on: ["/healthz", ReadController<IngestContext>.entitlementsPath, ReadController<IngestContext>.historyPath,
@@ -157,6 +157,11 @@ func buildRouter(
         logger.info("Apple payloads must chain to \(roots.summary)")
     } else {
         logger.warning("APPLE_BUNDLE_IDS is not set: the Apple endpoints answer 503")
+    }
+    if let push = settings.googlePush {
+        logger.info("Google Play pushes must be signed by Google for \(push.serviceAccount), packages \(push.packageNames.sorted())")
+    } else {
+        logger.info("GOOGLE_PLAY_PACKAGE_NAMES is not set: the Google Play endpoint answers 503")
     }
     if settings.apiKeys.isEmpty { logger.warning("API_KEYS is not set: the read API answers 401") }
     if settings.eventProof == nil {

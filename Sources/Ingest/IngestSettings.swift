@@ -58,6 +58,8 @@ struct IngestSettings: Sendable {
     var checkout: CheckoutSettings?
     /// The App Store Server API, for StoreKit 1 receipts; `nil` without its key.
     var appStoreAPI: AppStoreAPISettings?
+    /// `GOOGLE_PLAY_PACKAGE_NAMES` and the push subscription's identity; `nil` when Play is off.
+    var googlePush: GooglePushSettings?
     var logLevel: String
     var logFormat: String
 
@@ -89,6 +91,7 @@ struct IngestSettings: Sendable {
           APPLE_API_KEY_ID, APPLE_API_ISSUER_ID, APPLE_API_PRIVATE_KEY_FILE
                                     App Store Server API key (In-App Purchase key, .p8) for StoreKit 1 receipts (none: /v1/iap/receipts answers 503)
           APPLE_API_BASE_URL, APPLE_API_SANDBOX_BASE_URL  the App Store Server API hosts (tests, proxies)
+        \(GooglePushSettings.help)
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -145,6 +148,7 @@ struct IngestSettings: Sendable {
         eventProof = try EventProof.configured(by: environment)
         checkout = try CheckoutSettings.configured(by: environment)
         appStoreAPI = try AppStoreAPISettings.configured(by: environment)
+        googlePush = try GooglePushSettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

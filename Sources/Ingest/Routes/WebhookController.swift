@@ -6,14 +6,16 @@ import NIOCore
 import Shared
 import Logging
 
-/// `POST /v1/webhooks/stripe`, `POST /v1/webhooks/appstore-notifications[/]` and
-/// `POST /v1/iap/storekit-transactions`: verify, store, answer.
+/// `POST /v1/webhooks/stripe`, `POST /v1/webhooks/appstore-notifications[/]`,
+/// `POST /v1/webhooks/google-play` and `POST /v1/iap/storekit-transactions`: verify, store, answer.
 struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
     let receiver: EventReceiver
     /// `nil` when `STRIPE_WEBHOOK_SECRETS` is empty: the endpoint answers 503.
     let stripe: StripeSignatureVerifier?
     /// `nil` when `APPLE_BUNDLE_IDS` is not set: the Apple endpoints answer 503.
     let apple: AppleNotificationVerifier?
+    /// `nil` when `GOOGLE_PLAY_PACKAGE_NAMES` is not set: the Play endpoint answers 503.
+    var play: PlayPushVerifier?
     let apiKeys: APIKeyCheck
     /// Whose each registered `appAccountToken` is: a sync naming a token's user is that user's.
     let tokens: AppAccountTokens
@@ -25,11 +27,28 @@ struct WebhookController<Context: RemoteAddressRequestContext>: Sendable {
     static var stripePath: RouterPath { "/v1/webhooks/stripe" }
     static var applePath: RouterPath { "/v1/webhooks/appstore-notifications" }
     static var storeKitPath: RouterPath { "/v1/iap/storekit-transactions" }
+    static var playPath: RouterPath { "/v1/webhooks/google-play" }
 
     func addRoutes(to router: Router<Context>) {
         router.post(Self.stripePath, use: receiveStripe)
         router.post(Self.applePath, use: receiveApple)
         router.post(Self.storeKitPath, use: receiveStoreKit)
+        router.post(Self.playPath, use: receivePlay)
+    }
+
+    /// A Pub/Sub push: any `2xx` acknowledges it (a redelivery, stored before, too); anything else
+    /// has Pub/Sub push it again, with backoff, for up to its retention.
+    @Sendable func receivePlay(_ request: Request, context: Context) async throws -> Response {
+        guard let play else {
+            context.logger.error("Google Play push refused: GOOGLE_PLAY_PACKAGE_NAMES is not set")
+            throw APIError.unavailable("the Google Play endpoint is not configured")
+        }
+        let body = try await receiver.readBody(request, source: .play)
+        let record = try await receiver.verify(source: .play, logger: context.logger) { () async throws(Rejection) in
+            try await play.verify(body: body, authorization: request.headers[.authorization], now: Date())
+        }
+        _ = try await receiver.store(record, logger: context.logger)
+        return Self.json(.ok, #"{"received":true}"#)
     }
 
     @Sendable func receiveStripe(_ request: Request, context: Context) async throws -> Response {

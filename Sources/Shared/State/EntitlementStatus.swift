@@ -41,6 +41,8 @@ public enum PurchaseSource: String, Sendable, Codable {
     case webCheckout = "web_checkout"
     /// Apple.
     case storeKit = "store_kit"
+    /// Google Play.
+    case playStore = "play_store"
 }
 
 /// Whose money: real payments, or Apple Sandbox / TestFlight and Stripe test mode (docs/CONTRACT.md).

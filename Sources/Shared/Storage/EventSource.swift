@@ -11,4 +11,7 @@ public enum EventSource: String, Sendable, CaseIterable, Codable {
     /// A change the app's server made to its users: an `appAccountToken` registered for a user
     /// (``AppAccountTokens``), whose stored Apple state the worker then moves to that user.
     case account
+    /// A Google Play real-time developer notification pushed by Cloud Pub/Sub, or a Play purchase
+    /// state the worker fetched for one (``PlayNotificationType``).
+    case play
 }

@@ -54,11 +54,29 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         /// A StoreKit sync of a purchase already synced for `SYNC_MAX_USERS_PER_TRANSACTION` other users.
         public static let tooManyUsers = Reason("too_many_users", 409)
 
+        /// A Google Play push without an `Authorization: Bearer` token.
+        public static let missingToken = Reason("missing_token", 401)
+        /// A bearer token that is not a compact JWT with a `kid` and readable claims.
+        public static let badToken = Reason("bad_token", 401)
+        /// A token signed with a key Google does not publish, even after fetching its keys again.
+        public static let unknownKey = Reason("unknown_key", 401)
+        /// Google's signing keys could not be fetched and none are kept: Pub/Sub pushes again later.
+        public static let keysUnavailable = Reason("keys_unavailable", 503)
+        /// A token whose `iss` is not Google's.
+        public static let wrongIssuer = Reason("wrong_issuer", 401)
+        /// A token whose `aud` is not `GOOGLE_PUSH_AUDIENCE`.
+        public static let wrongAudience = Reason("wrong_audience", 401)
+        /// A token whose `email` is not `GOOGLE_PUSH_SERVICE_ACCOUNT`, or not verified.
+        public static let wrongAccount = Reason("wrong_account", 401)
+        /// A notification whose `packageName` is not in `GOOGLE_PLAY_PACKAGE_NAMES`.
+        public static let wrongPackage = Reason("wrong_package", 401)
+
         public static let all: [Reason] = [
             .missingSignature, .malformedSignature, .malformed, .tooLarge, .unsupportedMediaType, .requestTimeout,
             .badSignature, .expired,
             .unsupportedAlgorithm, .untrustedChain, .missingOID, .revoked, .revocationUnknown, .wrongBundle, .wrongEnvironment,
             .wrongApp, .userMismatch, .tooManyUsers,
+            .missingToken, .badToken, .unknownKey, .keysUnavailable, .wrongIssuer, .wrongAudience, .wrongAccount, .wrongPackage,
         ]
 
         public var description: String { code }

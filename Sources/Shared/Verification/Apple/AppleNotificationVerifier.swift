@@ -38,14 +38,6 @@ public struct AppleNotificationVerifier: Sendable {
         var user_id: String
     }
 
-    /// The stored form of a verified body: its members in one order, no padding, no other keys.
-    static func canonical(_ body: some Encodable) -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Strings only: encoding cannot fail.
-        return ByteBuffer(data: (try? encoder.encode(body)) ?? Data())
-    }
-
     /// A `user_id` as stored and compared: a UUID (an `appAccountToken`) in lowercase, so its case
     /// variants are one user; any other id as it is (apps' ids may be case-sensitive).
     static func normalizedUserID(_ text: String) -> String {
@@ -105,7 +97,7 @@ public struct AppleNotificationVerifier: Sendable {
         return EventRecord(
             source: .apple, externalID: notification.notificationUUID, type: notification.notificationType,
             subtype: notification.subtype, environment: notification.environment, eventTime: notification.signedDate,
-            orderingKey: orderingKey, payload: Self.canonical(NotificationBody(signedPayload: request.signedPayload)))
+            orderingKey: orderingKey, payload: CanonicalJSON.encode(NotificationBody(signedPayload: request.signedPayload)))
     }
 
     /// Verifies a StoreKit sync body `{"signed_transaction":"<JWS>","user_id":"…"}`, from either
@@ -134,7 +126,7 @@ public struct AppleNotificationVerifier: Sendable {
             source: .storekit, externalID: Self.syncKey(transaction, userID: userID), type: Self.storeKitEventType,
             environment: transaction.environment, eventTime: transaction.signedDate,
             orderingKey: transaction.originalTransactionId ?? transaction.transactionId,
-            payload: Self.canonical(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
+            payload: CanonicalJSON.encode(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
         return (record, transaction.transactionId, userID, token)
     }
 

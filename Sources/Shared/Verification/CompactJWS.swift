@@ -3,11 +3,13 @@ import Foundation
 
 /// A JWS in compact form, `header.payload.signature`, split and decoded but not yet verified.
 struct CompactJWS {
-    /// The protected header fields Sluice reads. Anything else (`x5u`, `jku`, `kid`) is ignored:
-    /// keys come only from the `x5c` chain, which must lead to a configured root.
+    /// The protected header fields Sluice reads. Anything else (`x5u`, `jku`) is ignored: an
+    /// Apple payload's key comes only from its `x5c` chain, which must lead to a configured root;
+    /// a Google token's only from Google's published set, by its `kid`.
     struct Header: Decodable {
         var alg: String
         var x5c: [String]?
+        var kid: String?
     }
 
     /// The largest JWS accepted; real App Store payloads are under 20 KB.
