@@ -192,7 +192,7 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
             dependencies: ["Shared", "DevSupport", "CFuzzDriver", product("X509")],
             path: "Fuzz/Sources/FuzzSupport",
             swiftSettings: swiftSettings))
-    for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody", "FuzzAppReceipt"] {
+    for name in ["FuzzStripeSignature", "FuzzCompactJWS", "FuzzX5CChain", "FuzzRequestBody", "FuzzAppReceipt", "FuzzPlayPush"] {
         package.targets.append(
             .executableTarget(
                 name: name,

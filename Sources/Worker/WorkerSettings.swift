@@ -46,6 +46,8 @@ struct WorkerSettings: Sendable {
     var recovery: RecoverySettings
     /// `CONSUMPTION_RESPONSE` and its policy: Apple's refund requests answered, or `nil` (off).
     var consumption: ConsumptionSettings?
+    /// `GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`: the Play Developer API, or `nil` (Play pushes wait).
+    var googlePlay: GooglePlayAPISettings?
     var logLevel: String
     var logFormat: String
 
@@ -79,7 +81,7 @@ struct WorkerSettings: Sendable {
           METRICS_PORT              port of /metrics, /healthz and /readyz (default 9090)
           LOG_LEVEL, LOG_FORMAT     trace…critical (default info); json or text (default json)
           NAME_FILE                 for DATABASE_URL and every secret: read the value from this file instead (Docker and Kubernetes secrets)
-        """) + "\n" + RecoverySettings.help + "\n" + ConsumptionSettings.help
+        """) + "\n" + RecoverySettings.help + "\n" + ConsumptionSettings.help + "\n" + HelpText.wrapped(GooglePlayAPISettings.help)
 
     init(environment: EnvironmentValues) throws {
         database = try DatabaseURL(environment: environment)
@@ -128,6 +130,7 @@ struct WorkerSettings: Sendable {
         stripeAccounts = Set(accounts)
         recovery = try RecoverySettings(environment: environment)
         consumption = try ConsumptionSettings.configured(by: environment, appleAPI: recovery.apple != nil)
+        googlePlay = try GooglePlayAPISettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

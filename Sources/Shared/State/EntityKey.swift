@@ -7,6 +7,8 @@
 /// |---|---|
 /// | an App Store purchase, production | `apple:<originalTransactionId>` |
 /// | an App Store purchase, Sandbox | `apple:sandbox:<originalTransactionId>` |
+/// | a Google Play purchase (the first token of an upgrade chain) | `play:<purchaseToken>` |
+/// | a Google Play test purchase | `play:sandbox:<purchaseToken>` |
 /// | a Stripe subscription | `stripe:<scope>subscription:<sub_…>` |
 /// | a Stripe one-time payment | `stripe:<scope>payment:<pi_…, in_…>` |
 /// | another product of a subscription's items | `<the subscription's key>#<product>` (``companion(of:product:)``) |
@@ -18,6 +20,7 @@ public enum EntityKey: Equatable, Sendable {
     case apple(originalTransactionID: String, environment: PurchaseEnvironment)
     case stripeSubscription(id: String, account: String?, livemode: Bool)
     case stripePayment(id: String, account: String?, livemode: Bool)
+    case play(purchaseToken: String, environment: PurchaseEnvironment)
     /// A key of no other form (a companion's, or one written by an earlier release).
     case other(String)
 
@@ -48,6 +51,8 @@ public enum EntityKey: Equatable, Sendable {
             "stripe:" + Self.stripeScope(account: account, livemode: livemode) + "subscription:" + id
         case let .stripePayment(id, account, livemode):
             "stripe:" + Self.stripeScope(account: account, livemode: livemode) + "payment:" + id
+        case let .play(token, environment):
+            "play:" + (environment == .sandbox ? "sandbox:" : "") + token
         case let .other(key):
             key
         }
@@ -65,6 +70,10 @@ public enum EntityKey: Equatable, Sendable {
             self = .apple(originalTransactionID: parts[1], environment: .production)
         case "apple" where parts.count == 3 && parts[1] == "sandbox":
             self = .apple(originalTransactionID: parts[2], environment: .sandbox)
+        case "play" where parts.count == 2:
+            self = .play(purchaseToken: parts[1], environment: .production)
+        case "play" where parts.count == 3 && parts[1] == "sandbox":
+            self = .play(purchaseToken: parts[2], environment: .sandbox)
         case "stripe" where parts.count >= 3 && parts.count <= 5:
             let kind = parts[parts.count - 2], id = parts[parts.count - 1]
             let scope = Array(parts.dropFirst().dropLast(2))

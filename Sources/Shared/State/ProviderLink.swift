@@ -15,6 +15,12 @@ public struct ProviderLink: Sendable, Equatable {
         /// dispute of it is recorded too, never waited for.
         case stripeOutsidePayment = "stripe_outside_payment"
         case appleOriginalTransaction = "apple_original_transaction"
+        /// A Google Play purchase token: the entitlement it is (its chain's first token's), and
+        /// its user.
+        case playPurchaseToken = "play_purchase_token"
+        /// A Google Play purchase token a newer one replaced (`linkedPurchaseToken`): its later
+        /// states no longer change the entitlement; `transactionKey` is the newer token.
+        case playReplacedToken = "play_replaced_token"
     }
 
     public var kind: Kind

@@ -11,7 +11,10 @@ public enum EventSource: String, Sendable, CaseIterable, Codable {
     /// A change the app's server made to its users: an `appAccountToken` registered for a user
     /// (``AppAccountTokens``), whose stored Apple state the worker then moves to that user.
     case account
-    /// A Google Play real-time developer notification pushed by Cloud Pub/Sub, or a Play purchase
-    /// state the worker fetched for one (``PlayNotificationType``).
+    /// A Google Play real-time developer notification pushed by Cloud Pub/Sub: a pointer to a
+    /// purchase, whose state the worker fetches and stores as a ``playPurchase`` row.
     case play
+    /// A Google Play purchase as the Play Developer API answered for it (``PlayPurchaseRecord``),
+    /// or a voided purchase: what the worker applies.
+    case playPurchase = "play_purchase"
 }

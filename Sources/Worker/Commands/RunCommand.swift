@@ -100,6 +100,12 @@ struct RunCommand: AsyncParsableCommand {
                     lease: MaintenanceLease(client: client, task: "consumption-response", owner: owner, logger: logger),
                     interval: settings.clockSweepInterval, logger: logger)))
             }
+            if let googlePlay = settings.googlePlay {
+                services.append(.init(service: PlayAcknowledger(
+                    client: client, api: googlePlay.api(call: ProviderCall(http: http.anyAddress, provider: "Google Play Developer"), logger: logger),
+                    lease: MaintenanceLease(client: client, task: "play-acknowledge", owner: owner, logger: logger),
+                    interval: settings.clockSweepInterval, metrics: metrics, logger: logger)))
+            }
             if let prune = settings.prune {
                 services.append(.init(service: PruneService(
                     pruner: QueuePruner(client: client, logger: logger),
@@ -158,7 +164,10 @@ struct RunCommand: AsyncParsableCommand {
             queue: JobQueue(client: client, name: .events, configuration: settings.queue, logger: logger),
             handlers: EventHandlers.all(
                 logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior,
-                leeway: TimeInterval(settings.entitlementLeewaySeconds), proof: settings.recovery.eventProof),
+                leeway: TimeInterval(settings.entitlementLeewaySeconds), proof: settings.recovery.eventProof,
+                playPushes: PlayNotificationHandler(
+                    api: settings.googlePlay?.api(call: ProviderCall(http: http.anyAddress, provider: "Google Play Developer"), logger: logger),
+                    client: client, proof: settings.recovery.eventProof, logger: logger)),
             configuration: eventsConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         return (events, deliveries, outbox)
     }
@@ -180,9 +189,11 @@ enum EventHandlers {
     ///   - transferBehavior: `TRANSFER_BEHAVIOR`.
     ///   - leeway: `ENTITLEMENT_LEEWAY_SECONDS`.
     ///   - proof: `EVENT_SIGNING_KEY`: each handler applies only rows Sluice stored (``ProvenRowHandler``).
+    ///   - playPushes: follows Google Play pushes to the states it fetches; `nil` leaves them (`worker rebuild`
+    ///     applies the fetched states only).
     static func all(
         logger: Logger, outbox: ForwardOutbox? = nil, stripeAccounts: Set<String> = [], transferBehavior: TransferBehavior = .transfer,
-        leeway: TimeInterval = 0, proof: EventProof? = nil
+        leeway: TimeInterval = 0, proof: EventProof? = nil, playPushes: PlayNotificationHandler? = nil
     ) -> [String: any JobHandler] {
         let apple = AppleEventHandler(logger: logger, outbox: outbox, transferBehavior: transferBehavior, leeway: leeway)
         let handlers: [String: any BatchableJobHandler] = [
@@ -190,8 +201,10 @@ enum EventHandlers {
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
             EventSource.account.rawValue: AppAccountTokenHandler(logger: logger, outbox: outbox),
+            EventSource.playPurchase.rawValue: PlayPurchaseHandler(logger: logger, outbox: outbox),
         ]
-        guard let proof else { return handlers }
-        return handlers.mapValues { ProvenRowHandler($0, proof: proof) }
+        var all: [String: any JobHandler] = proof.map { proof in handlers.mapValues { ProvenRowHandler($0, proof: proof) } } ?? handlers
+        all[EventSource.play.rawValue] = playPushes
+        return all
     }
 }

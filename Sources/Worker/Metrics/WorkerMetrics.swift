@@ -46,6 +46,9 @@ final class WorkerMetrics: Sendable {
         name("queue", "oldest_runnable_age", unit: "seconds", help: "How long the oldest runnable job has waited")
     }
     private static var paused: MetricNameDescriptor { name("queue", "paused", help: "1 while the queue is paused") }
+    private static var playUnacknowledged: MetricNameDescriptor {
+        name("play", "unacknowledged", help: "Google Play purchases still unacknowledged two days after they were made (Google refunds them on the third)")
+    }
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -65,6 +68,11 @@ final class WorkerMetrics: Sendable {
         registry.makeCounter(descriptor: Self.deliveries, labels: [("target", target), ("status_class", statusClass)]).increment()
         registry.makeDurationHistogram(descriptor: Self.deliveryDuration, labels: [("target", target)], buckets: Self.latencyBuckets)
             .record(duration)
+    }
+
+    /// Sets the gauge of Google Play purchases unacknowledged for two days.
+    func setPlayUnacknowledged(_ count: Int) {
+        registry.makeGauge(descriptor: Self.playUnacknowledged).set(to: Double(count))
     }
 
     /// Sets the queue gauges from a fresh sample.

@@ -237,3 +237,4 @@ protocol EventApplier: Sendable {
 
 extension AppleEventHandler: EventApplier {}
 extension StripeEventHandler: EventApplier {}
+extension PlayPurchaseHandler: EventApplier {}

@@ -122,7 +122,7 @@ struct Reconciler: Sendable {
             return try await checkApple(originalID, candidate, dryRun: dryRun, logger: logger)
         case .stripeSubscription(let id, let account, let livemode):
             return try await checkStripe(id, account: account, livemode: livemode, candidate, dryRun: dryRun, logger: logger)
-        case .stripePayment, .other:
+        case .stripePayment, .play, .other:
             return .skipped
         }
     }

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Shared
+
+/// The pure state transitions of Google Play purchases (docs/TRANSITIONS.md, "Google Play").
+///
+/// Each applied row is the purchase's whole state as the Play Developer API answered it when
+/// fetched, so the entitlement is set from it, never moved by a notification's kind: a fetch older
+/// than what the entitlement was last set from changes nothing. The kind that led to the fetch
+/// only says why a subscription ended (`SUBSCRIPTION_REVOKED`).
+struct PlayDecider {
+    /// A stored purchase state, decoded.
+    struct Event: Sendable {
+        var eventID: Int64
+        /// When it was fetched: the time that orders the states of one purchase.
+        var time: Date
+        var record: PlayPurchaseRecord
+        var subscription: PlaySubscriptionPurchase?
+        var product: PlayProductPurchase?
+
+        /// Test purchases (a license tester's) are Sandbox.
+        var environment: PurchaseEnvironment {
+            subscription?.testPurchase != nil || product?.purchaseType == 0 ? .sandbox : .production
+        }
+    }
+
+    /// The state the event may change, loaded under the entitlement's lock.
+    struct State: Sendable {
+        /// The entitlement's key: the first token's of an upgrade chain.
+        var entityKey: String
+        var entitlement: EntitlementState?
+        /// The ledger row of the order the state names.
+        var transaction: TransactionState?
+        /// The purchase's user: the app's `obfuscatedExternalAccountId`, else a sync's, else the linked one.
+        var userID: String?
+        /// The newer token that replaced this one, when one did.
+        var replacedBy: String?
+    }
+
+    /// What a voided purchase or a canceled product becomes.
+    static let voidedStatus = EntitlementStatus.refunded
+
+    static func decide(_ event: Event, _ state: State) -> Decision {
+        let key = state.entityKey
+        if let newer = state.replacedBy {
+            return .recorded("replaced by a newer purchase token (\(newer.prefix(16))…); its states no longer change the entitlement", entityKey: key)
+        }
+        if let newest = state.entitlement?.lastEventTime, event.time.millisecondsSince1970 < newest.millisecondsSince1970 {
+            return .stale(key, newest: newest.formatted(.iso8601))
+        }
+        if let voided = event.record.voided {
+            return decideVoided(voided, event, state)
+        }
+        if let subscription = event.subscription {
+            return decideSubscription(subscription, event, state)
+        }
+        if let product = event.product {
+            return decideProduct(product, event, state)
+        }
+        return .recorded("the row carries no purchase", entityKey: key)
+    }
+
+    // MARK: Subscriptions
+
+    private static func decideSubscription(_ purchase: PlaySubscriptionPurchase, _ event: Event, _ state: State) -> Decision {
+        let key = state.entityKey
+        let subscriptionState = PlaySubscriptionState(rawValue: purchase.subscriptionState ?? "")
+        // The line item that runs longest is the one access follows.
+        let item = (purchase.lineItems ?? []).max { (date($0.expiryTime) ?? .distantPast) < (date($1.expiryTime) ?? .distantPast) }
+        guard let productID = item?.productId ?? state.entitlement?.productID else {
+            return .recorded("the subscription names no product", entityKey: key)
+        }
+        guard let status = status(of: subscriptionState, cause: event.record.cause) else {
+            // Pending: nothing is granted until it is paid; a canceled pending purchase never was.
+            return .recorded("\(subscriptionState.rawValue): nothing is granted until it is paid", entityKey: key)
+        }
+        var entitlement = state.entitlement ?? EntitlementState(
+            entityKey: key, userID: state.userID, productID: productID, productType: .autoRenewable, source: .playStore,
+            environment: event.environment, status: status)
+        entitlement.userID = state.userID ?? entitlement.userID
+        entitlement.productID = productID
+        entitlement.status = status
+        entitlement.expiresAt = date(item?.expiryTime)
+        entitlement.purchasedAt = entitlement.purchasedAt ?? date(purchase.startTime)
+        entitlement.willRenew = item?.autoRenewingPlan?.autoRenewEnabled ?? false
+        entitlement.offer = item?.offerDetails?.offerId
+        entitlement.pendingProductID = nil
+        entitlement.cancelledAt = status == .cancelled
+            ? date(purchase.canceledStateContext?.userInitiatedCancellation?.cancelTime) ?? entitlement.cancelledAt ?? event.time : nil
+        entitlement.gracePeriodExpiresAt = status == .gracePeriod ? entitlement.expiresAt : nil
+        entitlement.billingIssueDetectedAt = [.gracePeriod, .pastDue].contains(status) ? entitlement.billingIssueDetectedAt ?? event.time : nil
+        entitlement.expirationReason = status == .expired ? (entitlement.cancelledAt != nil ? .voluntary : .other) : nil
+        entitlement.lastEventTime = event.time
+
+        var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
+        if let orderID = item?.latestSuccessfulOrderId ?? purchase.latestOrderId {
+            var transaction = state.transaction ?? TransactionState(
+                source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
+            transaction.entitlementKey = key
+            transaction.userID = entitlement.userID
+            transaction.productID = productID
+            transaction.productType = .autoRenewable
+            let price = item?.autoRenewingPlan?.recurringPrice
+            transaction.amount = transaction.amount ?? price?.minorUnits
+            transaction.currency = transaction.currency ?? price?.currencyCode?.uppercased()
+            transaction.purchasedAt = transaction.purchasedAt ?? (state.entitlement == nil ? date(purchase.startTime) : nil) ?? event.time
+            transaction.periodEnd = entitlement.expiresAt
+            transaction.lastEventTime = event.time
+            decision.transactions = [transaction]
+        }
+        decision.links = links(event, state, userID: entitlement.userID)
+        return decision
+    }
+
+    /// The entitlement status of a subscription state; `nil` for one that grants nothing yet.
+    static func status(of state: PlaySubscriptionState, cause: String?) -> EntitlementStatus? {
+        switch state {
+        case .active: .active
+        case .canceled: .cancelled
+        case .inGracePeriod: .gracePeriod
+        case .onHold: .pastDue
+        case .paused: .paused
+        case .expired: cause == PlayNotificationType.subscription(12).rawValue ? .revoked : .expired
+        case .pending, .pendingPurchaseCanceled: nil
+        default: nil
+        }
+    }
+
+    // MARK: One-time products
+
+    private static func decideProduct(_ purchase: PlayProductPurchase, _ event: Event, _ state: State) -> Decision {
+        let key = state.entityKey
+        guard let productID = purchase.productId ?? event.record.productID ?? state.entitlement?.productID else {
+            return .recorded("the purchase names no product", entityKey: key)
+        }
+        let status: EntitlementStatus
+        switch purchase.purchaseState {
+        case 0: status = .active
+        case 1: status = voidedStatus
+        default: return .recorded("pending: nothing is granted until it is paid", entityKey: key)
+        }
+        var entitlement = state.entitlement ?? EntitlementState(
+            entityKey: key, userID: state.userID, productID: productID, productType: .nonConsumable, source: .playStore,
+            environment: event.environment, status: status)
+        entitlement.userID = state.userID ?? entitlement.userID
+        entitlement.status = status
+        entitlement.purchasedAt = entitlement.purchasedAt ?? purchase.purchaseTimeMillis?.date
+        entitlement.willRenew = false
+        entitlement.lastEventTime = event.time
+        var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
+        if let orderID = purchase.orderId {
+            var transaction = state.transaction ?? TransactionState(
+                source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
+            transaction.entitlementKey = key
+            transaction.userID = entitlement.userID
+            transaction.productID = productID
+            transaction.productType = .nonConsumable
+            transaction.purchasedAt = transaction.purchasedAt ?? purchase.purchaseTimeMillis?.date
+            if status == voidedStatus, transaction.status != .refunded {
+                transaction.status = .refunded
+                transaction.refundedAt = event.time
+            }
+            transaction.lastEventTime = event.time
+            decision.transactions = [transaction]
+        }
+        decision.links = links(event, state, userID: entitlement.userID)
+        return decision
+    }
+
+    // MARK: Voided purchases
+
+    private static func decideVoided(_ voided: PlayPurchaseRecord.Voided, _ event: Event, _ state: State) -> Decision {
+        let key = state.entityKey
+        guard var entitlement = state.entitlement else {
+            // Nothing was granted for it here (or not yet): a late purchase state is refused by the ledger row below.
+            return .recorded("voided before anything was granted for it", entityKey: key)
+        }
+        let voidedAt = voided.voidedTimeMillis?.date ?? event.time
+        var decision = Decision(outcome: .applied, entityKey: key)
+        var voidsPeriodInForce = true
+        if let orderID = voided.orderId {
+            var transaction = state.transaction ?? TransactionState(
+                source: .playStore, providerTransactionID: orderID, environment: entitlement.environment, status: .refunded)
+            transaction.entitlementKey = key
+            transaction.userID = entitlement.userID
+            transaction.productID = transaction.productID ?? entitlement.productID
+            transaction.productType = transaction.productType ?? entitlement.productType
+            transaction.status = .refunded
+            transaction.refundedAt = transaction.refundedAt ?? voidedAt
+            transaction.amountRefunded = transaction.amount
+            transaction.lastEventTime = event.time
+            decision.transactions = [transaction]
+            // An earlier period's order refunded: the period in force is still paid for.
+            if let periodEnd = state.transaction?.periodEnd, let expires = entitlement.expiresAt, periodEnd < expires {
+                voidsPeriodInForce = false
+            }
+        }
+        if voidsPeriodInForce {
+            entitlement.status = voidedStatus
+            entitlement.willRenew = false
+            entitlement.lastEventTime = event.time
+            decision.entitlements = [entitlement]
+        }
+        return decision
+    }
+
+    // MARK: Shared
+
+    /// The token's link to its entitlement and user, and, for an upgrade or re-signup, the
+    /// replaced token's.
+    private static func links(_ event: Event, _ state: State, userID: String?) -> [ProviderLink] {
+        let scope = linkScope(event.environment)
+        var links = [ProviderLink(.playPurchaseToken, event.record.purchaseToken, userID: userID, entitlementKey: state.entityKey, scope: scope)]
+        if let linked = event.subscription?.linkedPurchaseToken {
+            links.append(ProviderLink(.playReplacedToken, linked, userID: userID, entitlementKey: state.entityKey,
+                                      transactionKey: event.record.purchaseToken, scope: scope))
+        }
+        return links
+    }
+
+    /// The scope of a purchase token's links (``ProviderLink/scope``).
+    static func linkScope(_ environment: PurchaseEnvironment) -> String {
+        environment == .sandbox ? "sandbox:" : ""
+    }
+
+    static func date(_ rfc3339: String?) -> Date? {
+        guard let rfc3339 else { return nil }
+        return (try? Date(rfc3339, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(rfc3339, strategy: .iso8601))
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// ``PlayDecider`` as a table: each fetched state against what it leaves, without a database.
+struct PlayDeciderTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func event(_ purchase: [String: any Sendable], cause: Int = 2, at time: Date = now) throws -> PlayDecider.Event {
+        let record = PlayPurchaseRecord(
+            cause: PlayNotificationType.subscription(cause).rawValue, fetchedAt: time, kind: .subscription, packageName: "com.example.sluice",
+            productID: nil, purchaseToken: "tok", purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: purchase)))
+        let (decoded, subscription, _) = try PlayPurchaseRecord.decode(record.encoded())
+        return PlayDecider.Event(eventID: 1, time: time, record: decoded, subscription: subscription, product: nil)
+    }
+
+    static func state(_ entitlement: EntitlementState? = nil, replacedBy: String? = nil) -> PlayDecider.State {
+        PlayDecider.State(entityKey: "play:tok", entitlement: entitlement, transaction: nil, userID: "user-1", replacedBy: replacedBy)
+    }
+
+    @Test(arguments: [
+        ("SUBSCRIPTION_STATE_ACTIVE", 2, "active"),
+        ("SUBSCRIPTION_STATE_CANCELED", 3, "cancelled"),
+        ("SUBSCRIPTION_STATE_IN_GRACE_PERIOD", 6, "grace_period"),
+        ("SUBSCRIPTION_STATE_ON_HOLD", 5, "past_due"),
+        ("SUBSCRIPTION_STATE_PAUSED", 10, "paused"),
+        ("SUBSCRIPTION_STATE_EXPIRED", 13, "expired"),
+        ("SUBSCRIPTION_STATE_EXPIRED", 12, "revoked"),
+        ("SUBSCRIPTION_STATE_PENDING", 4, "recorded"),
+        ("SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED", 20, "recorded"),
+        ("SUBSCRIPTION_STATE_SOMETHING_NEW", 2, "recorded"),
+    ])
+    func eachSubscriptionStateSetsTheStatus(state: String, cause: Int, expected: String) throws {
+        let purchase = SamplePlayPurchases.subscription(state: state, expiry: Self.now.addingTimeInterval(86_400))
+        let decision = PlayDecider.decide(try Self.event(purchase, cause: cause), Self.state())
+        if expected == "recorded" {
+            #expect(decision.outcome == .recorded)
+            #expect(decision.entitlements.isEmpty)
+        } else {
+            #expect(decision.entitlements.first?.status.rawValue == expected)
+            #expect(decision.entitlements.first?.source == .playStore)
+        }
+    }
+
+    @Test func theFieldsComeFromTheLongestLineItem() throws {
+        var purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(86_400), order: "GPA.9")
+        var items = purchase["lineItems"] as! [[String: any Sendable]]
+        var later = items[0]
+        later["productId"] = "pro.plus"
+        later["expiryTime"] = SamplePlayPurchases.rfc3339(Self.now.addingTimeInterval(10 * 86_400))
+        items.append(later)
+        purchase["lineItems"] = items
+        let decision = PlayDecider.decide(try Self.event(purchase), Self.state())
+        let entitlement = try #require(decision.entitlements.first)
+        #expect(entitlement.productID == "pro.plus")
+        #expect(entitlement.willRenew == true)
+        #expect(abs((entitlement.expiresAt ?? .distantPast).timeIntervalSince(Self.now.addingTimeInterval(10 * 86_400))) < 0.01)
+        #expect(decision.transactions.first?.amount == 699)
+        #expect(decision.transactions.first?.currency == "EUR")
+    }
+
+    @Test func anOlderFetchChangesNothing() throws {
+        var entitlement = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .expired)
+        entitlement.lastEventTime = Self.now
+        let purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(86_400))
+        let decision = PlayDecider.decide(try Self.event(purchase, at: Self.now.addingTimeInterval(-1)), Self.state(entitlement))
+        #expect(decision.outcome == .stale)
+    }
+
+    @Test func aReplacedTokensStateIsOnlyRecorded() throws {
+        let purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Self.now)
+        let decision = PlayDecider.decide(try Self.event(purchase, cause: 13), Self.state(replacedBy: "newer"))
+        #expect(decision.outcome == .recorded)
+        #expect(decision.entitlements.isEmpty)
+    }
+
+    @Test func aVoidedEarlierOrderLeavesThePeriodInForce() throws {
+        var entitlement = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .active)
+        entitlement.expiresAt = Self.now.addingTimeInterval(20 * 86_400)
+        var earlier = TransactionState(source: .playStore, providerTransactionID: "GPA.1", status: .succeeded)
+        earlier.periodEnd = Self.now.addingTimeInterval(-10 * 86_400)
+        earlier.amount = 699
+        let record = PlayPurchaseRecord(
+            cause: "VOIDED_PURCHASE", fetchedAt: Self.now, kind: .subscription, packageName: "p", productID: nil, purchaseToken: "tok",
+            voided: .init(orderId: "GPA.1", voidedTimeMillis: nil), purchase: nil)
+        let event = PlayDecider.Event(eventID: 1, time: Self.now, record: record, subscription: nil, product: nil)
+        var state = Self.state(entitlement)
+        state.transaction = earlier
+        let decision = PlayDecider.decide(event, state)
+        #expect(decision.entitlements.isEmpty)
+        #expect(decision.transactions.first?.status == .refunded)
+        #expect(decision.transactions.first?.amountRefunded == 699)
+        state.transaction?.periodEnd = entitlement.expiresAt
+        #expect(PlayDecider.decide(event, state).entitlements.first?.status == .refunded)
+    }
+
+    @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
+    func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
+        #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)
+    }
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Google Play end to end against local stand-ins of Google: a push signed by Google's OIDC key
+/// reaches ingest, the worker fetches the purchase's state from the Play Developer API, stores it,
+/// applies it, and acknowledges the purchase once.
+@Suite(.timeLimit(.minutes(3)))
+struct PlayLifecycleTests {
+    static let audience = "https://sluice.example.com/v1/webhooks/google-play"
+    static let pushAccount = "play-push@sluice-test.iam.gserviceaccount.com"
+
+    /// Google (its keys, its token endpoint, the Play Developer API) and Sluice wired to it.
+    struct Play: Sendable {
+        let harness: SystemHarness
+        let google: GoogleOIDCStandIn
+        let api: GooglePlayAPIStandIn
+
+        /// Pushes `notification` as Pub/Sub does, and expects it taken.
+        func push(_ notification: [String: any Sendable], messageID: String = UUID().uuidString, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let response = try await harness.client.execute(
+                uri: "/v1/webhooks/google-play", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer " + (try google.idToken(audience: audience, email: pushAccount))],
+                body: ByteBuffer(data: try SamplePlayNotifications.push(notification, messageID: messageID)))
+            #expect(response.status == .ok, sourceLocation: sourceLocation)
+        }
+
+        func entitlement(_ key: String) async throws -> (status: String, product: String, user: String?, expires: Date?)? {
+            for try await row in try await harness.db.client.query(
+                "SELECT status, product_id, user_id, expires_at FROM entitlements WHERE entity_key = \(key)", logger: TestDatabase.logger
+            ).decode((String, String, String?, Date?).self) {
+                return row
+            }
+            return nil
+        }
+
+        func text(_ query: PostgresQuery) async throws -> String? {
+            for try await value in try await harness.db.client.query(query, logger: TestDatabase.logger).decode(String.self) { return value }
+            return nil
+        }
+
+        /// One pass of the acknowledger.
+        func acknowledge() async throws {
+            let settings = try #require(try GooglePlayAPISettings.configured(by: EnvironmentValues(environment)))
+            let acknowledger = PlayAcknowledger(
+                client: harness.db.client, api: settings.api(call: ProviderCall(http: .shared, provider: "Google Play Developer", maximumAttempts: 1), logger: TestDatabase.logger),
+                lease: MaintenanceLease(client: harness.db.client, task: "play-acknowledge", owner: "test", logger: TestDatabase.logger),
+                interval: .seconds(1), logger: TestDatabase.logger)
+            _ = try await acknowledger.runOnce()
+        }
+
+        let environment: [String: String]
+    }
+
+    static func withPlay(_ body: @Sendable @escaping (Play) async throws -> Void) async throws {
+        let google = try GoogleOIDCStandIn()
+        let api = try GooglePlayAPIStandIn()
+        let router = Router(context: BasicRequestContext.self)
+        google.addRoutes(to: router)
+        api.addRoutes(to: router)
+        try await LocalHTTPServer.run(router) { base in
+            let worker = ["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": try api.writeKeyFile(base: base), "GOOGLE_PLAY_API_BASE_URL": base]
+            let ingest = [
+                "GOOGLE_PLAY_PACKAGE_NAMES": SamplePlayNotifications.packageName, "GOOGLE_PUSH_AUDIENCE": audience,
+                "GOOGLE_PUSH_SERVICE_ACCOUNT": pushAccount, "GOOGLE_OIDC_CERTS_URL": base + GoogleOIDCStandIn.certsPath,
+            ]
+            try await SystemHarness.run(worker: worker, ingest: ingest) { harness in
+                try await body(Play(harness: harness, google: google, api: api, environment: worker))
+            }
+        }
+    }
+
+    static let month: TimeInterval = 30 * 86_400
+
+    @Test func aSubscriptionsLifeFollowsTheAPIsState() async throws {
+        try await Self.withPlay { play in
+            let key = "play:sub-1"
+            let start = Date()
+            // Purchased: active, the user the app set, acknowledged once.
+            play.api.setSubscription("sub-1", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: start.addingTimeInterval(Self.month), order: "GPA.1", account: "user-1"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "sub-1"))
+            try await play.harness.drain()
+            var row = try #require(try await play.entitlement(key))
+            #expect(row.status == "active")
+            #expect(row.product == "pro")
+            #expect(row.user == "user-1")
+            try await play.acknowledge()
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["sub-1": 1])
+
+            // Each later state, pushed with the kind Google sends for it: the entitlement is the API's.
+            let steps: [(Int, [String: any Sendable], String)] = [
+                (2, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: start.addingTimeInterval(2 * Self.month), order: "GPA.1..0", acknowledged: true, account: "user-1"), "active"),
+                (6, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", expiry: start.addingTimeInterval(2 * Self.month + 3 * 86_400), order: "GPA.1..0", acknowledged: true, account: "user-1"), "grace_period"),
+                (5, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ON_HOLD", expiry: start.addingTimeInterval(-60), order: "GPA.1..0", acknowledged: true, account: "user-1"), "past_due"),
+                (1, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: start.addingTimeInterval(3 * Self.month), order: "GPA.1..1", acknowledged: true, account: "user-1"), "active"),
+                (10, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_PAUSED", expiry: start.addingTimeInterval(3 * Self.month), order: "GPA.1..1", acknowledged: true, account: "user-1"), "paused"),
+                (1, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: start.addingTimeInterval(4 * Self.month), order: "GPA.1..2", acknowledged: true, account: "user-1"), "active"),
+                (3, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_CANCELED", expiry: start.addingTimeInterval(4 * Self.month), autoRenew: false, order: "GPA.1..2", acknowledged: true, account: "user-1"), "cancelled"),
+                (13, SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expiry: start.addingTimeInterval(-1), autoRenew: false, order: "GPA.1..2", acknowledged: true, account: "user-1"), "expired"),
+            ]
+            for (type, purchase, expected) in steps {
+                play.api.setSubscription("sub-1", purchase)
+                try await play.push(SamplePlayNotifications.subscription(type, token: "sub-1"))
+                try await play.harness.drain()
+                row = try #require(try await play.entitlement(key))
+                #expect(row.status == expected, "after notification \(type)")
+            }
+            // Every order is in the ledger, in minor units.
+            let orders: [String] = try await play.harness.db.client.query(
+                "SELECT provider_transaction_id FROM transactions WHERE source = 'play_store' ORDER BY 1", logger: TestDatabase.logger
+            ).decode(String.self).reduce(into: []) { $0.append($1) }
+            #expect(orders == ["GPA.1", "GPA.1..0", "GPA.1..1", "GPA.1..2"])
+            #expect(try await play.harness.db.scalar("SELECT amount FROM transactions WHERE provider_transaction_id = 'GPA.1'") == 699 as Int64)
+            #expect(play.api.acknowledgements == ["sub-1": 1])
+        }
+    }
+
+    @Test func aRevokedSubscriptionIsRevoked() async throws {
+        try await Self.withPlay { play in
+            play.api.setSubscription("sub-r", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), acknowledged: true, account: "user-r"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "sub-r"))
+            try await play.harness.drain()
+            play.api.setSubscription("sub-r", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Date().addingTimeInterval(-1), autoRenew: false, acknowledged: true, account: "user-r"))
+            try await play.push(SamplePlayNotifications.subscription(12, token: "sub-r"))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:sub-r")?.status == "revoked")
+        }
+    }
+
+    @Test func theSamePushThreeTimesAtOnceAppliesOnce() async throws {
+        try await Self.withPlay { play in
+            play.api.setSubscription("sub-3", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-3"))
+            let notification = SamplePlayNotifications.subscription(4, token: "sub-3")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 { group.addTask { try await play.push(notification, messageID: "777") } }
+                try await group.waitForAll()
+            }
+            try await play.harness.drain(workers: 3)
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE source = 'play'") == 1 as Int64)
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE source = 'play_purchase'") == 1 as Int64)
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM entitlements") == 1 as Int64)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["sub-3": 1])
+        }
+    }
+
+    @Test func anUpgradeMovesTheEntitlementWithoutEndingIt() async throws {
+        try await Self.withPlay { play in
+            play.api.setSubscription("old", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro", expiry: Date().addingTimeInterval(Self.month), order: "GPA.old", acknowledged: true, account: "user-u"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "old"))
+            try await play.harness.drain()
+            // The upgrade: a new token naming the old; Google marks the old one expired.
+            play.api.setSubscription("new", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro.yearly", expiry: Date().addingTimeInterval(12 * Self.month), order: "GPA.new",
+                account: "user-u", linkedPurchaseToken: "old"))
+            play.api.setSubscription("old", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_EXPIRED", product: "pro", expiry: Date().addingTimeInterval(-1), autoRenew: false, order: "GPA.old",
+                acknowledged: true, account: "user-u"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "new"))
+            try await play.harness.drain()
+            try await play.push(SamplePlayNotifications.subscription(13, token: "old"))
+            try await play.harness.drain()
+            let row = try #require(try await play.entitlement("play:old"))
+            #expect(row.status == "active")
+            #expect(row.product == "pro.yearly")
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM entitlements") == 1 as Int64)
+            #expect(try await play.harness.db.scalar(
+                "SELECT count(*) FROM outgoing_events WHERE type = 'entitlement.expired'") == 0 as Int64)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["new": 1])
+        }
+    }
+
+    @Test func aOneTimeProductIsGrantedAndItsVoidRevokesIt() async throws {
+        try await Self.withPlay { play in
+            play.api.setProduct("p-1", SamplePlayPurchases.product("coins.lifetime", order: "GPA.p1", account: "user-p"))
+            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "p-1", sku: "coins.lifetime"))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:p-1")?.status == "active")
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["p-1": 1])
+            try await play.push(SamplePlayNotifications.voided(token: "p-1", orderID: "GPA.p1", productType: 2))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:p-1")?.status == "refunded")
+            #expect(try await play.text("SELECT status FROM transactions WHERE provider_transaction_id = 'GPA.p1'") == "refunded")
+        }
+    }
+
+    @Test func aPendingPurchaseGrantsNothingUntilPaid() async throws {
+        try await Self.withPlay { play in
+            play.api.setProduct("p-2", SamplePlayPurchases.product("coins.lifetime", state: 2, account: "user-q"))
+            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "p-2", sku: "coins.lifetime"))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:p-2") == nil)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements.isEmpty)
+            play.api.setProduct("p-2", SamplePlayPurchases.product("coins.lifetime", state: 0, account: "user-q"))
+            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "p-2", sku: "coins.lifetime"))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:p-2")?.status == "active")
+        }
+    }
+
+    @Test func aTestPurchaseIsSandbox() async throws {
+        try await Self.withPlay { play in
+            play.api.setSubscription("t-1", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-t", test: true))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "t-1"))
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:sandbox:t-1")?.status == "active")
+            #expect(try await play.text("SELECT environment FROM entitlements") == "sandbox")
+        }
+    }
+
+    @Test func aFailedAcknowledgementIsRetriedUntilGoogleTakesIt() async throws {
+        try await Self.withPlay { play in
+            play.api.setSubscription("sub-f", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-f"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "sub-f"))
+            try await play.harness.drain()
+            play.api.failAcknowledgements(10)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements.isEmpty)
+            #expect(try await play.harness.db.scalar("SELECT attempts::bigint FROM play_acknowledgements") == 1 as Int64)
+            play.api.failAcknowledgements(0)
+            try await play.harness.db.client.query("UPDATE play_acknowledgements SET next_attempt_at = now()", logger: TestDatabase.logger)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["sub-f": 1])
+        }
+    }
+}
