@@ -101,7 +101,10 @@ let package = Package(
         ),
         .target(
             name: "DevSupport",
-            dependencies: ["Shared", product("Crypto"), product("NIOCore"), product("SwiftASN1"), product("X509")],
+            dependencies: [
+                "Shared", product("Crypto"), product("CryptoExtras"), product("HTTPTypes"), product("Hummingbird"), product("NIOCore"),
+                product("NIOFoundationCompat"), product("SwiftASN1"), product("X509"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -128,8 +131,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Shared", "DevSupport", product("Crypto"), product("CryptoExtras"), product("HTTPTypes"), product("Hummingbird"), product("Logging"),
-                product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("SwiftASN1"), product("X509"),
+                "Shared", "DevSupport", product("Crypto"), product("HTTPTypes"), product("Hummingbird"), product("Logging"), product("NIOCore"),
+                product("NIOFoundationCompat"), product("PostgresNIO"), product("SwiftASN1"), product("X509"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
@@ -196,7 +199,7 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
         package.targets.append(
             .executableTarget(
                 name: name,
-                dependencies: ["Shared", "FuzzSupport", product("NIOCore")],
+                dependencies: ["Shared", "FuzzSupport", product("CryptoExtras"), product("NIOCore")],
                 path: "Fuzz/Sources/\(name)",
                 swiftSettings: swiftSettings))
         package.products.append(.executable(name: name, targets: [name]))

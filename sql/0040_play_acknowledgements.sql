@@ -12,9 +12,13 @@ CREATE TABLE IF NOT EXISTS play_acknowledgements (
     -- when the purchase was made: Google's three days run from it
     purchased_at     timestamptz NOT NULL,
     acknowledged_at  timestamptz,
+    -- Google refused the acknowledgement and the purchase is no longer one to acknowledge
+    -- (refunded, expired, canceled while pending): nothing more is tried
+    given_up_at      timestamptz,
     attempts         integer     NOT NULL DEFAULT 0,
     next_attempt_at  timestamptz NOT NULL DEFAULT now(),
     last_error       text,
     created_at       timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS play_acknowledgements_due ON play_acknowledgements (next_attempt_at) WHERE acknowledged_at IS NULL;
+CREATE INDEX IF NOT EXISTS play_acknowledgements_due ON play_acknowledgements (next_attempt_at)
+    WHERE acknowledged_at IS NULL AND given_up_at IS NULL;

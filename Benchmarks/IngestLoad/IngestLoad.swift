@@ -9,16 +9,21 @@ import NIOHTTP1
 
 /// A closed-loop load generator for a running `ingest`: `connections` clients each send signed
 /// Stripe events (unique ids, ~2 KB) or test-PKI Apple notifications back to back for a fixed
-/// time. Reports requests/s, p50/p99/p999 latency, errors, and the target's peak RSS when given
+/// time; or, for wrk, files of those or of Google Play pushes with their OIDC token (and the key
+/// set ingest must fetch, `jwks.json`, beside them). Reports requests/s, p50/p99/p999 latency, errors, and the target's peak RSS when given
 /// its pid. `scripts/bench-ingest` runs it against a fresh ingest with the pgbench baseline.
 @main
 struct IngestLoad: AsyncParsableCommand {
-    enum Kind: String, ExpressibleByArgument { case stripe, apple }
+    enum Kind: String, ExpressibleByArgument { case stripe, apple, play }
+
+    /// What `scripts/bench-ingest` gives ingest as `GOOGLE_PUSH_AUDIENCE` and `GOOGLE_PUSH_SERVICE_ACCOUNT`.
+    static let playAudience = "https://sluice.bench/v1/webhooks/google-play"
+    static let playAccount = "play-push@sluice-bench.iam.gserviceaccount.com"
 
     static let configuration = CommandConfiguration(commandName: "IngestLoad", abstract: "Load generator for ingest.")
 
     @Option(help: "ingest's base URL.") var url = "http://127.0.0.1:8080"
-    @Option(help: "stripe or apple.") var kind: Kind = .stripe
+    @Option(help: "stripe, apple, or play (with --wrk-requests only).") var kind: Kind = .stripe
     @Option(help: "Concurrent connections.") var connections = 32
     @Option(help: "Seconds of load.") var seconds: Double = 10
     @Option(help: "Stripe endpoint secret.") var secret = "whsec_bench_secret"
@@ -32,6 +37,10 @@ struct IngestLoad: AsyncParsableCommand {
     @Option(help: "Where --wrk-requests writes its files.") var wrkDirectory = "wrk-requests"
     @Option(help: "Files for --wrk-requests, one per wrk thread.") var wrkThreads = 2
 
+    func validate() throws {
+        guard kind != .play || wrkRequests != nil else { throw ValidationError("--kind play writes wrk requests only (--wrk-requests)") }
+    }
+
     func run() async throws {
         if let wrkRequests { return try writeWrkRequests(count: wrkRequests) }
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
@@ -44,7 +53,7 @@ struct IngestLoad: AsyncParsableCommand {
         let perConnection = presigned / max(connections, 1)
         let prepared: [[HTTPClientRequest]] = try (0..<connections).map { connection in
             try (0..<perConnection).map { sequence in
-                try Self.request(kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_p\(sequence)")
+                try Self.request(kind: kind, url: url, secret: secret, signer: signer, bearer: nil, id: "\(runID)_\(connection)_p\(sequence)")
             }
         }
 
@@ -64,7 +73,7 @@ struct IngestLoad: AsyncParsableCommand {
                         sequence += 1
                         let request = sequence <= prepared[connection].count
                             ? prepared[connection][sequence - 1]
-                            : try Self.request(kind: kind, url: url, secret: secret, signer: signer, id: "\(runID)_\(connection)_\(sequence)")
+                            : try Self.request(kind: kind, url: url, secret: secret, signer: signer, bearer: nil, id: "\(runID)_\(connection)_\(sequence)")
                         let started = ContinuousClock.now
                         do {
                             let response = try await client.execute(request, timeout: .seconds(30))
@@ -95,29 +104,37 @@ struct IngestLoad: AsyncParsableCommand {
     }
 
     /// Writes signed requests for wrk, one file per wrk thread: the path on the first line, then
-    /// per request the `Stripe-Signature` value (`-` for Apple) on one line and the body on the next.
+    /// per request the `Stripe-Signature` value (`Bearer …` for Play, `-` for Apple) on one line
+    /// and the body on the next. For Play, the key set that signed the token is `jwks.json` beside them.
     private func writeWrkRequests(count: Int) throws {
         let signer = kind == .apple ? AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))) : nil
         let runID = UUID().uuidString.prefix(8).lowercased()
         let directory = URL(fileURLWithPath: wrkDirectory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var bearer: String?
+        if kind == .play {
+            let google = try GoogleOIDCStandIn()
+            try google.keySetJSON().write(to: directory.appendingPathComponent("jwks.json"))
+            bearer = "Bearer " + (try google.idToken(audience: Self.playAudience, email: Self.playAccount))
+        }
         for thread in 0..<wrkThreads {
             var lines: [String] = []
             for sequence in stride(from: thread, to: count, by: wrkThreads) {
-                let signed = try Self.signed(kind: kind, secret: secret, signer: signer, id: "\(runID)_w\(sequence)")
+                let signed = try Self.signed(kind: kind, secret: secret, signer: signer, bearer: bearer, id: "\(runID)_w\(sequence)")
                 let body = String(decoding: signed.body, as: UTF8.self)
                 precondition(!body.contains("\n"), "bodies are written one per line")
                 if lines.isEmpty { lines.append(signed.path) }
-                lines += [signed.stripeSignature ?? "-", body]
+                lines += [signed.header ?? "-", body]
             }
             try (lines.joined(separator: "\n") + "\n")
                 .write(to: directory.appendingPathComponent("requests-\(thread + 1).txt"), atomically: true, encoding: .utf8)
         }
     }
 
-    /// One signed event: the path it goes to, its `Stripe-Signature` (Stripe only) and its body.
-    static func signed(kind: Kind, secret: String, signer: AppleJWSSigner?, id: String) throws
-        -> (path: String, stripeSignature: String?, body: Data)
+    /// One signed event: the path it goes to, its `Stripe-Signature` (Stripe) or `Authorization`
+    /// (Play) header, and its body.
+    static func signed(kind: Kind, secret: String, signer: AppleJWSSigner?, bearer: String?, id: String) throws
+        -> (path: String, header: String?, body: Data)
     {
         switch kind {
         case .stripe:
@@ -130,15 +147,20 @@ struct IngestLoad: AsyncParsableCommand {
             let body = try signer!.notificationBody(
                 type: "DID_RENEW", transaction: transaction, renewal: SampleAppleRenewalInfo(originalTransactionId: transaction.transactionId))
             return ("/v1/webhooks/appstore-notifications?sandbox=true", nil, body)
+        case .play:
+            let body = try SamplePlayNotifications.push(SamplePlayNotifications.subscription(2, token: "tok_\(id)"), messageID: id)
+            return ("/v1/webhooks/google-play", bearer, body)
         }
     }
 
-    static func request(kind: Kind, url: String, secret: String, signer: AppleJWSSigner?, id: String) throws -> HTTPClientRequest {
-        let signed = try signed(kind: kind, secret: secret, signer: signer, id: id)
+    static func request(kind: Kind, url: String, secret: String, signer: AppleJWSSigner?, bearer: String?, id: String) throws -> HTTPClientRequest {
+        let signed = try signed(kind: kind, secret: secret, signer: signer, bearer: bearer, id: id)
         var request = HTTPClientRequest(url: url + signed.path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        if let signature = signed.stripeSignature { request.headers.add(name: "Stripe-Signature", value: signature) }
+        if let header = signed.header {
+            request.headers.add(name: kind == .play ? "Authorization" : "Stripe-Signature", value: header)
+        }
         request.body = .bytes(ByteBuffer(data: signed.body))
         return request
     }

@@ -28,7 +28,11 @@ function init(args)
     local body = file:read("*l")
     if not body then break end
     local headers = { ["Content-Type"] = "application/json" }
-    if signature ~= "-" then headers["Stripe-Signature"] = signature end
+    if string.sub(signature, 1, 7) == "Bearer " then
+      headers["Authorization"] = signature
+    elseif signature ~= "-" then
+      headers["Stripe-Signature"] = signature
+    end
     requests[#requests + 1] = wrk.format("POST", path, headers, body)
   end
   file:close()

@@ -10,7 +10,7 @@ struct DevTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice-dev",
         abstract: "Development helpers: make a local Apple-like PKI, send signed sample events, run the end-to-end check.",
-        subcommands: [PKICommand.self, SendCommand.self, EndToEndCommand.self, FuzzSeedsCommand.self])
+        subcommands: [PKICommand.self, SendCommand.self, EndToEndCommand.self, FuzzSeedsCommand.self, PlayKeyCommand.self])
 
     static func main() async {
         await CommandLineEntry.main(DevTool.self, name: "sluice-dev")

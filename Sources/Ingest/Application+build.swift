@@ -120,6 +120,16 @@ func buildRouter(
     }
     ReceiptController<IngestContext>(history: receiptHistory, syncs: receiptSyncs, apiKeys: apiKeys, receiver: webhooks.receiver)
         .addRoutes(to: router)
+    let playSyncs = settings.googlePlayAPI.map { api in
+        PlayPurchaseSyncs(
+            receiver: webhooks.receiver,
+            api: api.api(
+                call: ProviderCall(http: .shared, provider: PlayDeveloperAPI.provider, timeout: .seconds(10), maximumAttempts: 2,
+                                   baseDelay: .milliseconds(200), maximumDelay: .seconds(1)),
+                logger: logger),
+            packageNames: Set(api.packageNames), syncUsers: webhooks.syncUsers, database: database)
+    }
+    PlayPurchaseController<IngestContext>(syncs: playSyncs, apiKeys: apiKeys, receiver: webhooks.receiver).addRoutes(to: router)
     HealthController<IngestContext>.addLiveness(to: router)
     ReadController<IngestContext>(
         source: replicaLag.map(ReadSource.replica) ?? .primary(StateReader(client: client, tokenProof: settings.eventProof, logger: logger)), apiKeys: apiKeys,
@@ -140,7 +150,8 @@ func buildRouter(
 
     router.answerMethodNotAllowed(on: [AppAccountTokenController<IngestContext>.path], allowed: .put)
     router.answerMethodNotAllowed(
-        on: [CheckoutController<IngestContext>.createPath, ReceiptController<IngestContext>.storePath, ReceiptController<IngestContext>.verifyPath],
+        on: [CheckoutController<IngestContext>.createPath, ReceiptController<IngestContext>.storePath, ReceiptController<IngestContext>.verifyPath,
+             PlayPurchaseController<IngestContext>.path],
         allowed: .post)
     router.answerMethodNotAllowed(
         on: [WebhookController<IngestContext>.stripePath, WebhookController<IngestContext>.applePath,

@@ -60,6 +60,8 @@ struct IngestSettings: Sendable {
     var appStoreAPI: AppStoreAPISettings?
     /// `GOOGLE_PLAY_PACKAGE_NAMES` and the push subscription's identity; `nil` when Play is off.
     var googlePush: GooglePushSettings?
+    /// `GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`: the Play Developer API, for apps' Play syncs; `nil` without it.
+    var googlePlayAPI: GooglePlayAPISettings?
     var logLevel: String
     var logFormat: String
 
@@ -92,6 +94,8 @@ struct IngestSettings: Sendable {
                                     App Store Server API key (In-App Purchase key, .p8) for StoreKit 1 receipts (none: /v1/iap/receipts answers 503)
           APPLE_API_BASE_URL, APPLE_API_SANDBOX_BASE_URL  the App Store Server API hosts (tests, proxies)
         \(GooglePushSettings.help)
+          GOOGLE_PLAY_SERVICE_ACCOUNT_FILE the Play Developer API's service account key, for POST /v1/iap/play-purchases (none: it answers 503)
+          GOOGLE_PLAY_API_BASE_URL  the Android Publisher host (default https://androidpublisher.googleapis.com)
           SANDBOX_USERS             with SANDBOX_ACCESS=listed: comma-separated user ids or sha256:<hex> of user ids
           ENTITLEMENT_LEEWAY_SECONDS how long past its expiry an entitlement still reads active while its renewal arrives (default 3600)
           MAX_BODY_BYTES            request body limit (default 1048576)
@@ -149,6 +153,7 @@ struct IngestSettings: Sendable {
         checkout = try CheckoutSettings.configured(by: environment)
         appStoreAPI = try AppStoreAPISettings.configured(by: environment)
         googlePush = try GooglePushSettings.configured(by: environment)
+        googlePlayAPI = try GooglePlayAPISettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

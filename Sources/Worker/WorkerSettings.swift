@@ -47,7 +47,7 @@ struct WorkerSettings: Sendable {
     /// `CONSUMPTION_RESPONSE` and its policy: Apple's refund requests answered, or `nil` (off).
     var consumption: ConsumptionSettings?
     /// `GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`: the Play Developer API, or `nil` (Play pushes wait).
-    var googlePlay: GooglePlayAPISettings?
+    var googlePlay: GooglePlayAPISettings? { recovery.play }
     var logLevel: String
     var logFormat: String
 
@@ -130,7 +130,6 @@ struct WorkerSettings: Sendable {
         stripeAccounts = Set(accounts)
         recovery = try RecoverySettings(environment: environment)
         consumption = try ConsumptionSettings.configured(by: environment, appleAPI: recovery.apple != nil)
-        googlePlay = try GooglePlayAPISettings.configured(by: environment)
         (logLevel, logFormat) = try LoggingSetup.validate(environment: environment)
     }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CryptoExtras
+import DevSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting

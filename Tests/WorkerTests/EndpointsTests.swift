@@ -209,7 +209,7 @@ struct EndpointsTests {
             #expect(endpoint["url"] as? String == "https://hooks.example.com/sluice?token=x", "the operator's own output: the whole URL")
             let unfiltered = try OperatorCommandTests.worker(db, ["endpoints", "add", "https://all.example.com/hook", "--json"])
             let every = try #require(try OperatorCommandTests.json(unfiltered.stdout) as? [String: Any])
-            #expect(every["events"] as? [String] == ["*"] && every["sources"] as? [String] == ["stripe", "apple"], "empty filters, as the text says them")
+            #expect(every["events"] as? [String] == ["*"] && every["sources"] as? [String] == ["stripe", "apple", "google_play"], "empty filters, as the text says them")
             let everyID = try #require(every["id"] as? String)
             #expect(try OperatorCommandTests.worker(db, ["endpoints", "show", everyID]).stdout.contains("url          https://all.example.com/hook"))
             #expect(try OperatorCommandTests.worker(db, ["endpoints", "remove", everyID]).status == 0)

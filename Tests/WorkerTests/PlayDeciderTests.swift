@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import DevSupport
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -103,5 +104,58 @@ struct PlayDeciderTests {
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
     func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
         #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)
+    }
+
+    @Test func aReplacedSubscriptionsStateIsOnlyRecorded() throws {
+        var purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Self.now)
+        purchase["canceledStateContext"] = ["replacementCancellation": [String: String]()]
+        let decision = PlayDecider.decide(try Self.event(purchase, cause: 13), Self.state())
+        #expect(decision.outcome == .recorded)
+    }
+
+    @Test func aNewTokenOfTheChainIsNeverStale() throws {
+        var entitlement = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .cancelled)
+        entitlement.lastEventTime = Self.now
+        let purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro.yearly", expiry: Self.now.addingTimeInterval(86_400))
+        var state = Self.state(entitlement)
+        state.joinsChain = true
+        let decision = PlayDecider.decide(try Self.event(purchase, at: Self.now.addingTimeInterval(-5)), state)
+        #expect(decision.entitlements.first?.status == .active)
+        #expect(decision.entitlements.first?.productID == "pro.yearly")
+    }
+
+    @Test func aRefundIsFinal() throws {
+        var refunded = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .refunded)
+        refunded.lastEventTime = Self.now.addingTimeInterval(-60)
+        let expired = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Self.now)
+        #expect(PlayDecider.decide(try Self.event(expired, cause: 13), Self.state(refunded)).entitlements.first?.status == .refunded)
+        // A state fetched before the void, applied after it, grants nothing: its order is refunded.
+        var state = Self.state()
+        state.transaction = TransactionState(source: .playStore, providerTransactionID: "GPA.3331-7311-8633-87504", status: .refunded)
+        let active = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(86_400))
+        #expect(PlayDecider.decide(try Self.event(active), state).entitlements.first?.status == .refunded)
+    }
+
+    @Test func aVoidBeforeAnyStateKeepsItsLedgerRow() {
+        let record = PlayPurchaseRecord(
+            cause: "VOIDED_PURCHASE", fetchedAt: Self.now, kind: .product, packageName: "p", productID: nil, purchaseToken: "tok",
+            voided: .init(orderId: "GPA.v", voidedTimeMillis: nil), purchase: nil)
+        let decision = PlayDecider.decide(PlayDecider.Event(eventID: 1, time: Self.now, record: record), Self.state())
+        #expect(decision.entitlements.isEmpty)
+        #expect(decision.transactions.first?.status == .refunded)
+        let partial = PlayPurchaseRecord(
+            cause: "VOIDED_PURCHASE", fetchedAt: Self.now, kind: .product, packageName: "p", productID: nil, purchaseToken: "tok",
+            voided: .init(orderId: "GPA.v", voidedTimeMillis: nil, partial: true), purchase: nil)
+        #expect(PlayDecider.decide(PlayDecider.Event(eventID: 1, time: Self.now, record: partial), Self.state()).outcome == .recorded)
+    }
+
+    @Test func aCanceledProductNeverGrantedIsOnlyRecorded() throws {
+        let record = PlayPurchaseRecord(
+            cause: "ONE_TIME_PRODUCT_CANCELED", fetchedAt: Self.now, kind: .product, packageName: "p", productID: "coins", purchaseToken: "tok",
+            purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: SamplePlayPurchases.product("coins", state: 1))))
+        let (decoded, _, product) = try PlayPurchaseRecord.decode(record.encoded())
+        let decision = PlayDecider.decide(PlayDecider.Event(eventID: 1, time: Self.now, record: decoded, product: product), Self.state())
+        #expect(decision.outcome == .recorded)
+        #expect(decision.transactions.isEmpty)
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import AsyncHTTPClient
+import DevSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -18,73 +19,10 @@ import TestSupport
 /// applies it, and acknowledges the purchase once.
 @Suite(.timeLimit(.minutes(3)))
 struct PlayLifecycleTests {
-    static let audience = "https://sluice.example.com/v1/webhooks/google-play"
-    static let pushAccount = "play-push@sluice-test.iam.gserviceaccount.com"
-
-    /// Google (its keys, its token endpoint, the Play Developer API) and Sluice wired to it.
-    struct Play: Sendable {
-        let harness: SystemHarness
-        let google: GoogleOIDCStandIn
-        let api: GooglePlayAPIStandIn
-
-        /// Pushes `notification` as Pub/Sub does, and expects it taken.
-        func push(_ notification: [String: any Sendable], messageID: String = UUID().uuidString, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-            let response = try await harness.client.execute(
-                uri: "/v1/webhooks/google-play", method: .post,
-                headers: [.contentType: "application/json", .authorization: "Bearer " + (try google.idToken(audience: audience, email: pushAccount))],
-                body: ByteBuffer(data: try SamplePlayNotifications.push(notification, messageID: messageID)))
-            #expect(response.status == .ok, sourceLocation: sourceLocation)
-        }
-
-        func entitlement(_ key: String) async throws -> (status: String, product: String, user: String?, expires: Date?)? {
-            for try await row in try await harness.db.client.query(
-                "SELECT status, product_id, user_id, expires_at FROM entitlements WHERE entity_key = \(key)", logger: TestDatabase.logger
-            ).decode((String, String, String?, Date?).self) {
-                return row
-            }
-            return nil
-        }
-
-        func text(_ query: PostgresQuery) async throws -> String? {
-            for try await value in try await harness.db.client.query(query, logger: TestDatabase.logger).decode(String.self) { return value }
-            return nil
-        }
-
-        /// One pass of the acknowledger.
-        func acknowledge() async throws {
-            let settings = try #require(try GooglePlayAPISettings.configured(by: EnvironmentValues(environment)))
-            let acknowledger = PlayAcknowledger(
-                client: harness.db.client, api: settings.api(call: ProviderCall(http: .shared, provider: "Google Play Developer", maximumAttempts: 1), logger: TestDatabase.logger),
-                lease: MaintenanceLease(client: harness.db.client, task: "play-acknowledge", owner: "test", logger: TestDatabase.logger),
-                interval: .seconds(1), logger: TestDatabase.logger)
-            _ = try await acknowledger.runOnce()
-        }
-
-        let environment: [String: String]
-    }
-
-    static func withPlay(_ body: @Sendable @escaping (Play) async throws -> Void) async throws {
-        let google = try GoogleOIDCStandIn()
-        let api = try GooglePlayAPIStandIn()
-        let router = Router(context: BasicRequestContext.self)
-        google.addRoutes(to: router)
-        api.addRoutes(to: router)
-        try await LocalHTTPServer.run(router) { base in
-            let worker = ["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": try api.writeKeyFile(base: base), "GOOGLE_PLAY_API_BASE_URL": base]
-            let ingest = [
-                "GOOGLE_PLAY_PACKAGE_NAMES": SamplePlayNotifications.packageName, "GOOGLE_PUSH_AUDIENCE": audience,
-                "GOOGLE_PUSH_SERVICE_ACCOUNT": pushAccount, "GOOGLE_OIDC_CERTS_URL": base + GoogleOIDCStandIn.certsPath,
-            ]
-            try await SystemHarness.run(worker: worker, ingest: ingest) { harness in
-                try await body(Play(harness: harness, google: google, api: api, environment: worker))
-            }
-        }
-    }
-
     static let month: TimeInterval = 30 * 86_400
 
     @Test func aSubscriptionsLifeFollowsTheAPIsState() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             let key = "play:sub-1"
             let start = Date()
             // Purchased: active, the user the app set, acknowledged once.
@@ -129,7 +67,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func aRevokedSubscriptionIsRevoked() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setSubscription("sub-r", SamplePlayPurchases.subscription(
                 state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), acknowledged: true, account: "user-r"))
             try await play.push(SamplePlayNotifications.subscription(4, token: "sub-r"))
@@ -143,7 +81,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func theSamePushThreeTimesAtOnceAppliesOnce() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setSubscription("sub-3", SamplePlayPurchases.subscription(
                 state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-3"))
             let notification = SamplePlayNotifications.subscription(4, token: "sub-3")
@@ -161,7 +99,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func anUpgradeMovesTheEntitlementWithoutEndingIt() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setSubscription("old", SamplePlayPurchases.subscription(
                 state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro", expiry: Date().addingTimeInterval(Self.month), order: "GPA.old", acknowledged: true, account: "user-u"))
             try await play.push(SamplePlayNotifications.subscription(4, token: "old"))
@@ -189,7 +127,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func aOneTimeProductIsGrantedAndItsVoidRevokesIt() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setProduct("p-1", SamplePlayPurchases.product("coins.lifetime", order: "GPA.p1", account: "user-p"))
             try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "p-1", sku: "coins.lifetime"))
             try await play.harness.drain()
@@ -204,7 +142,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func aPendingPurchaseGrantsNothingUntilPaid() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setProduct("p-2", SamplePlayPurchases.product("coins.lifetime", state: 2, account: "user-q"))
             try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "p-2", sku: "coins.lifetime"))
             try await play.harness.drain()
@@ -219,7 +157,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func aTestPurchaseIsSandbox() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setSubscription("t-1", SamplePlayPurchases.subscription(
                 state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-t", test: true))
             try await play.push(SamplePlayNotifications.subscription(4, token: "t-1"))
@@ -230,7 +168,7 @@ struct PlayLifecycleTests {
     }
 
     @Test func aFailedAcknowledgementIsRetriedUntilGoogleTakesIt() async throws {
-        try await Self.withPlay { play in
+        try await PlayHarness.run { play in
             play.api.setSubscription("sub-f", SamplePlayPurchases.subscription(
                 state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-f"))
             try await play.push(SamplePlayNotifications.subscription(4, token: "sub-f"))
@@ -243,6 +181,61 @@ struct PlayLifecycleTests {
             try await play.harness.db.client.query("UPDATE play_acknowledgements SET next_attempt_at = now()", logger: TestDatabase.logger)
             try await play.acknowledge()
             #expect(play.api.acknowledgements == ["sub-f": 1])
+        }
+    }
+
+    /// A worker stopped after Google took the acknowledgement and before it was recorded: the next
+    /// attempt is refused (`400 invalidPurchaseState`), and the purchase, asked, says it is acknowledged.
+    @Test func anAcknowledgementGoogleTookBeforeAStopIsRecognised() async throws {
+        try await PlayHarness.run { play in
+            play.api.setSubscription("sub-k", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-k"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "sub-k"))
+            try await play.harness.drain()
+            // Google took it, the worker never recorded it.
+            try await play.playAPI().acknowledge(packageName: SamplePlayNotifications.packageName, kind: .subscription, productID: "pro", token: "sub-k")
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["sub-k": 1])
+            #expect(play.api.acknowledgementRequests == ["sub-k": 2])
+            #expect(try await play.text("SELECT acknowledged_at::text FROM play_acknowledgements") != nil)
+        }
+    }
+
+    /// The old token's late state fetched after the new token's, and applied first: the upgrade
+    /// still moves the entitlement (its state is not stale), with no expiry, and is acknowledged.
+    @Test func anUpgradeAppliedAfterItsPredecessorsLaterStateIsNotStale() async throws {
+        try await PlayHarness.run { play in
+            play.api.setSubscription("old-r", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro", expiry: Date().addingTimeInterval(Self.month), order: "GPA.or", acknowledged: true, account: "user-o"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "old-r"))
+            try await play.harness.drain()
+            play.api.setSubscription("new-r", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro.yearly", expiry: Date().addingTimeInterval(12 * Self.month), order: "GPA.nr",
+                account: "user-o", linkedPurchaseToken: "old-r"))
+            let canceled = SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_CANCELED", product: "pro", expiry: Date().addingTimeInterval(Self.month), autoRenew: false, order: "GPA.or",
+                acknowledged: true, account: "user-o")
+            // The new token's state is fetched first, the old one's after, and the old one's applied first.
+            try await play.push(SamplePlayNotifications.subscription(4, token: "new-r"), messageID: "m-new")
+            let newJob = try await play.harness.pool.queue.dequeue(limit: 1, owner: "test-new")
+            try #require(newJob.count == 1)
+            await play.harness.pool.execute(newJob[0])  // stores the new token's state, fetched now
+            try await play.harness.db.client.query(
+                "UPDATE events SET run_at = now() + interval '1 hour' WHERE source = 'play_purchase' AND external_id = 'push:m-new'",
+                logger: TestDatabase.logger)
+            // The old token's state, fetched later, applied first.
+            play.api.setSubscription("old-r", canceled)
+            try await play.push(SamplePlayNotifications.subscription(3, token: "old-r"), messageID: "m-old")
+            try await play.harness.drain()
+            #expect(try await play.entitlement("play:old-r")?.status == "cancelled")
+            try await play.harness.db.client.query("UPDATE events SET run_at = now() WHERE external_id = 'push:m-new'", logger: TestDatabase.logger)
+            try await play.harness.drain()
+            let row = try #require(try await play.entitlement("play:old-r"))
+            #expect(row.status == "active")
+            #expect(row.product == "pro.yearly")
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM outgoing_events WHERE type = 'entitlement.expired'") == 0)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements == ["new-r": 1])
         }
     }
 }

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The deployment shape on loopback, for scripts/e2e and scripts/chaos: a throwaway PostgreSQL,
 # two `ingest` replicas behind nginx (deploy/nginx.conf as shipped), two `worker` processes, and
-# `sluice-dev e2e` as the senders, the downstream sink and the checker. Source it, then:
+# `sluice-dev e2e` as the senders, the downstream sink, Google's stand-ins (OIDC keys, OAuth, the
+# Play Developer API) and the checker. Source it, then:
 #   cluster_prepare; cluster_start; … start_ingest 1, start_worker 2, drive ARGS … ; cluster_stop
 # Needs scripts/postgres.sh sourced first.
 #
@@ -57,12 +58,20 @@ cluster_start() {
     INGEST_ADMIN_PORTS=("$(pg_free_port)" "$(pg_free_port)")
     LB_PORT=$(pg_free_port)
     SINK_PORT=$(pg_free_port)
+    GOOGLE_PORT=$(pg_free_port)
     export LOG_FORMAT=json LOG_LEVEL=${E2E_LOG_LEVEL:-notice}
     export STRIPE_WEBHOOK_SECRETS=$STRIPE_SECRET API_KEYS=$API_KEY
     # Rows carry their proof, and the workers check it, under kill -9 and restarts too.
     export EVENT_SIGNING_KEY="e2e_proof_$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
     export APPLE_ROOT_CERTIFICATES=$WORK/pki/root.pem APPLE_BUNDLE_IDS=com.example.sluice
     export FORWARD_TARGETS=http://127.0.0.1:$SINK_PORT/hooks/apple
+    # Google Play against the driver's stand-ins of Google (its OIDC keys, OAuth token endpoint and
+    # Play Developer API on GOOGLE_PORT); the workers acknowledge every Play purchase within seconds.
+    "$bin/sluice-dev" play-key --out "$WORK/play-key.json" --google-url "http://127.0.0.1:$GOOGLE_PORT" >/dev/null
+    export GOOGLE_PLAY_PACKAGE_NAMES=com.example.sluice GOOGLE_PLAY_SERVICE_ACCOUNT_FILE=$WORK/play-key.json
+    export GOOGLE_PLAY_API_BASE_URL=http://127.0.0.1:$GOOGLE_PORT GOOGLE_OIDC_CERTS_URL=http://127.0.0.1:$GOOGLE_PORT/oauth2/v3/certs
+    export GOOGLE_PUSH_AUDIENCE=https://sluice.e2e/v1/webhooks/google-play GOOGLE_PUSH_SERVICE_ACCOUNT=play-push@sluice-e2e.iam.gserviceaccount.com
+    export CLOCK_SWEEP_INTERVAL_SECONDS=${CLOCK_SWEEP_INTERVAL_SECONDS:-2}
     # Short leases and retries, so the work of a killed worker is taken over within seconds.
     export LEASE_SECONDS=${LEASE_SECONDS:-10} RETRY_BASE_SECONDS=${RETRY_BASE_SECONDS:-0.5}
     export RETRY_MAX_SECONDS=${RETRY_MAX_SECONDS:-5} WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-16}
@@ -215,7 +224,8 @@ drive() {
         set -o pipefail
         timeout --signal=KILL 600 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
             --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" \
-            --events-secret "$EVENTS_SECRET" "$@" \
+            --events-secret "$EVENTS_SECRET" --google-port "$GOOGLE_PORT" --play-key-file "$WORK/play-key.json" \
+            --google-audience "$GOOGLE_PUSH_AUDIENCE" --google-push-account "$GOOGLE_PUSH_SERVICE_ACCOUNT" "$@" \
             | tee "$WORK/driver.out"
     ) &
     DRIVER=$!

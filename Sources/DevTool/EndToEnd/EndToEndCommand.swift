@@ -37,21 +37,37 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "The development PKI folder (from `sluice-dev pki`).") var pki = ".dev/pki"
     @Option(help: "The bundle id ingest accepts.") var bundleId = "com.example.sluice"
     @Option(help: "A file created when the stream starts, for a script timing its faults.") var startedFile: String?
+    @Option(help: "Serve Google's stand-ins (OIDC keys, OAuth token, Play Developer API) on this port of 127.0.0.1 and send Play pushes.")
+    var googlePort: Int?
+    @Option(help: "The service account key file the workers use (from `sluice-dev play-key`).") var playKeyFile: String?
+    @Option(help: "One event in N is a Google Play push (with --google-port).") var playEvery = 5
+    @Option(help: "GOOGLE_PUSH_AUDIENCE of ingest.") var googleAudience = "https://sluice.e2e/v1/webhooks/google-play"
+    @Option(help: "GOOGLE_PUSH_SERVICE_ACCOUNT of ingest.") var googlePushAccount = "play-push@sluice-e2e.iam.gserviceaccount.com"
 
     func validate() throws {
         guard rate > 0 else { throw ValidationError("--rate must be above 0") }
         guard senders > 0 else { throw ValidationError("--senders must be at least 1") }
+        guard (googlePort == nil) == (playKeyFile == nil) else { throw ValidationError("--google-port and --play-key-file go together") }
     }
 
     func run() async throws {
         let forwards = ForwardCounter(eventsSecret: eventsSecret)
         let (sinkPort, sinkPath, eventsPath) = (self.sinkPort, self.sinkPath, self.eventsPath)
+        let google = try playKeyFile.map { file in
+            GoogleStandIns(oidc: try GoogleOIDCStandIn(), api: try GooglePlayAPIStandIn(keyFile: try Data(contentsOf: URL(fileURLWithPath: file))))
+        }
         let report = try await withThrowingTaskGroup(of: EndToEndReport?.self) { group in
             group.addTask {
                 try await forwards.serve(port: sinkPort, path: sinkPath, eventsPath: eventsPath)
                 return nil
             }
-            group.addTask { try await exercise(forwards: forwards) }
+            if let google, let googlePort {
+                group.addTask {
+                    try await google.serve(port: googlePort)
+                    return nil
+                }
+            }
+            group.addTask { try await exercise(forwards: forwards, google: google) }
             while let result = try await group.next() {
                 if let report = result {
                     group.cancelAll()
@@ -65,7 +81,7 @@ struct EndToEndCommand: AsyncParsableCommand {
         if !report.passed { throw ExitCode.failure }
     }
 
-    private func exercise(forwards: ForwardCounter) async throws -> EndToEndReport {
+    private func exercise(forwards: ForwardCounter, google: GoogleStandIns?) async throws -> EndToEndReport {
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(10)))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = senders * (1 + copyTo.count) + 16
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -74,10 +90,11 @@ struct EndToEndCommand: AsyncParsableCommand {
             let planner = EventPlanner(
                 runID: runID, signer: AppleJWSSigner(pki: try ApplePKI.load(from: URL(fileURLWithPath: pki))),
                 bundleID: bundleId, appleEvery: appleEvery, redeliverEvery: redeliverEvery,
-                poisonIndexes: Set((0..<poison).map { 1 + $0 * 100 / max(poison, 1) }))
+                poisonIndexes: Set((0..<poison).map { 1 + $0 * 100 / max(poison, 1) }), playEvery: playEvery, play: google?.api)
+            let pushSigner = google.map { RetryingSender.PushSigner(google: $0.oidc, audience: googleAudience, account: googlePushAccount) }
             let stream = TrafficStream(
                 planner: planner,
-                destinations: ([url] + copyTo).map { RetryingSender(client: client, baseURL: $0, stripeSecret: secret) },
+                destinations: ([url] + copyTo).map { RetryingSender(client: client, baseURL: $0, stripeSecret: secret, pushSigner: pushSigner) },
                 clients: senders, rate: rate, pacedSeconds: seconds, burstSeconds: burstSeconds, giveUpSeconds: giveUpSeconds,
                 maximumEvents: count)
             if let startedFile { _ = FileManager.default.createFile(atPath: startedFile, contents: nil) }
@@ -89,9 +106,11 @@ struct EndToEndCommand: AsyncParsableCommand {
             let settlement = await Settlement(
                 checker: EffectChecker(client: client, baseURL: url, apiKey: apiKey), forwards: forwards, seconds: settleSeconds
             ).run(sent.filter { $0.outcome == .acknowledged && !$0.event.poison }.map(\.event))
+            let acknowledgements = await PlayAcknowledgementCheck(api: google?.api, seconds: min(settleSeconds, 90))
+                .run(sent.filter { $0.outcome == .acknowledged }.compactMap(\.event.playToken))
             try await client.shutdown()
             return EndToEndReport(
-                sent: sent, settlement: settlement, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
+                sent: sent, settlement: settlement, acknowledgements: acknowledgements, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
                 rejectedEvents: forwards.rejectedEventCount, checksEvents: eventsSecret != nil, pacedSeconds: seconds,
                 streamSeconds: Double(streamDuration.components.seconds) + Double(streamDuration.components.attoseconds) / 1e18)
         } catch {

@@ -5,6 +5,8 @@ import Foundation
 struct EndToEndReport {
     let sent: [SentEvent]
     let settlement: Settlement.Result
+    /// Whether Google took an acknowledgement of every Play purchase.
+    let acknowledgements: PlayAcknowledgementCheck.Result
     let forwards: [String: Int]
     let unreadableForwards: Int
     /// Entitlement events that did not verify or could not be read.
@@ -24,6 +26,7 @@ struct EndToEndReport {
         rejected.isEmpty && gaveUp.isEmpty && settlement.notApplied.isEmpty && settlement.duplicated.isEmpty
             && settlement.inconsistent.isEmpty && settlement.notForwarded.isEmpty && unreadableForwards == 0
             && settlement.notAnnounced.isEmpty && settlement.announcedTwice.isEmpty && rejectedEvents == 0
+            && acknowledgements.notAcknowledged.isEmpty
     }
 
     /// One line of `name=value` figures, for a script's table of several runs.
@@ -35,6 +38,7 @@ struct EndToEndReport {
             "lost=\(settlement.notApplied.count + settlement.notForwarded.count)", "double_applied=\(settlement.duplicated.count)",
             "announced=\(checksEvents ? "\(acknowledged.count - settlement.notAnnounced.count)/\(acknowledged.count)" : "unchecked")",
             "announced_twice=\(settlement.announcedTwice.count)",
+            "play_acknowledged=\(acknowledgements.tokens - acknowledgements.notAcknowledged.count)/\(acknowledgements.tokens)",
             "rejected=\(rejected.count)", "unacknowledged=\(gaveUp.count)", "poison=\(poison.count)",
             "result=\(passed ? "PASS" : "FAIL")",
         ].joined(separator: " ")
@@ -42,6 +46,7 @@ struct EndToEndReport {
 
     var text: String {
         let apple = sent.filter { $0.event.provider == .apple }
+        let play = sent.filter { $0.event.provider == .play }
         let appleAcknowledged = acknowledged.filter { $0.event.provider == .apple }
         let forwardedMoreThanOnce = forwards.values.filter { $0 > 1 }.count
         let latencies = acknowledged.map(\.ackMilliseconds).sorted()
@@ -49,7 +54,7 @@ struct EndToEndReport {
         let pacedAcks = acknowledged.filter { !$0.inBurst }.count
         let burstAcks = acknowledged.count - pacedAcks
         var lines = [
-            "sent            \(sent.count) events (\(sent.count - apple.count) Stripe, \(apple.count) Apple), \(sent.filter(\.event.redeliver).count) of them delivered twice"
+            "sent            \(sent.count) events (\(sent.count - apple.count - play.count) Stripe, \(apple.count) Apple, \(play.count) Google Play), \(sent.filter(\.event.redeliver).count) of them delivered twice"
                 + (poison.isEmpty ? "" : ", \(poison.count) poison (\(poison.filter { $0.outcome == .acknowledged }.count) acknowledged)"),
             "acknowledged    \(acknowledged.count)  (rejected \(rejected.count), never acknowledged \(gaveUp.count), retried attempts \(sent.map(\.retries).reduce(0, +)))",
             String(format: "applied         %d (all applied and forwarded %.1f s after the stream ended)", settlement.applied, settlement.seconds),
@@ -57,6 +62,7 @@ struct EndToEndReport {
             "announced       " + (checksEvents
                 ? "\(acknowledged.count - settlement.notAnnounced.count) of \(acknowledged.count) purchases as entitlement.granted (\(settlement.announcedTwice.count) by more than one event; \(rejectedEvents) events refused: bad signature)"
                 : "not checked"),
+            "acknowledged by Google \(acknowledgements.tokens - acknowledgements.notAcknowledged.count) of \(acknowledgements.tokens) Play purchases (\(acknowledgements.refused) requests refused: acknowledged already)",
             "lost            \(settlement.notApplied.count + settlement.notForwarded.count)",
             "duplicated      \(settlement.duplicated.count) (effects applied twice)",
             "inconsistent    \(settlement.inconsistent.count)",
@@ -78,6 +84,7 @@ struct EndToEndReport {
         examples("DUPLICATED", settlement.duplicated.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) transactions" })
         examples("INCONSISTENT", settlement.inconsistent)
         examples("NOT ANNOUNCED", settlement.notAnnounced)
+        examples("NOT ACKNOWLEDGED TO GOOGLE", acknowledgements.notAcknowledged)
         examples("ANNOUNCED TWICE", settlement.announcedTwice.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) events" })
         if unreadableForwards > 0 { lines.append("UNREADABLE FORWARDS \(unreadableForwards)") }
         lines.append(passed ? "PASS" : "FAIL")

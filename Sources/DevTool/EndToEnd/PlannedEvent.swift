@@ -5,7 +5,7 @@ import Foundation
 /// One event the end-to-end run sends, with the effect it must have: a user of its own, so the
 /// read API shows exactly one transaction for it once applied, however often it was delivered.
 struct PlannedEvent: Sendable {
-    enum Provider: String, Sendable { case stripe, apple }
+    enum Provider: String, Sendable { case stripe, apple, play }
 
     let provider: Provider
     /// The `user_id` the read API knows the buyer by.
@@ -19,12 +19,15 @@ struct PlannedEvent: Sendable {
     let body: Data
     /// Sent a second time once acknowledged, as Stripe and Apple redeliver.
     let redeliver: Bool
+    /// Google Play: the purchase token the push points at, which the worker must acknowledge once.
+    var playToken: String?
     /// Verifies and is stored, but names no user, so applying it fails every time: it must end
     /// dead-lettered after `MAX_ATTEMPTS` without holding up the others.
     var poison = false
 }
 
-/// Makes the run's events: a share of Apple notifications, the rest Stripe payments.
+/// Makes the run's events: a share of Apple notifications, a share of Google Play pushes (their
+/// purchases set in the Google stand-in as they are planned), the rest Stripe payments.
 struct EventPlanner: Sendable {
     let runID: String
     let signer: AppleJWSSigner
@@ -35,10 +38,24 @@ struct EventPlanner: Sendable {
     let redeliverEvery: Int
     /// Indexes of poison events.
     var poisonIndexes: Set<Int> = []
+    /// One in `playEvery` events (offset by one) is a Google Play push, when `play` is set.
+    var playEvery = 0
+    /// The Play Developer API stand-in whose purchases the pushes point at.
+    var play: GooglePlayAPIStandIn?
 
     func event(_ index: Int) throws -> PlannedEvent {
         if poisonIndexes.contains(index) { return try poison(index) }
         let redeliver = redeliverEvery > 0 && index % redeliverEvery == redeliverEvery - 1
+        if let play, playEvery > 0, index % playEvery == 1 {
+            let (token, user) = ("e2e-play-\(runID)-\(index)", "e2e_play_\(runID)_\(index)")
+            play.setSubscription(token, SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", product: "pro.play", expiry: Date().addingTimeInterval(30 * 86_400),
+                order: "GPA.e2e-\(runID)-\(index)", account: user))
+            let body = try SamplePlayNotifications.push(SamplePlayNotifications.subscription(4, token: token), messageID: "e2e-\(runID)-\(index)")
+            return PlannedEvent(
+                provider: .play, user: user, productID: "pro.play", notificationUUID: nil, path: "/v1/webhooks/google-play", body: body,
+                redeliver: redeliver, playToken: token)
+        }
         if appleEvery > 0 && index % appleEvery == 0 {
             let token = UUID().uuidString.lowercased()
             let uuid = UUID().uuidString.lowercased()

@@ -18,9 +18,17 @@ struct RetryingSender: Sendable {
         case gaveUp(lastError: String)
     }
 
+    /// Signs a Google Play push's OIDC token afresh for each attempt, as Pub/Sub does.
+    struct PushSigner: Sendable {
+        let google: GoogleOIDCStandIn
+        let audience: String
+        let account: String
+    }
+
     let client: HTTPClient
     let baseURL: String
     let stripeSecret: String
+    var pushSigner: PushSigner?
 
     /// - Returns: the outcome and how many attempts were retried.
     func deliver(_ event: PlannedEvent, until deadline: ContinuousClock.Instant) async -> (Outcome, retries: Int) {
@@ -55,6 +63,9 @@ struct RetryingSender: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         if event.provider == .stripe {
             request.headers.add(name: "Stripe-Signature", value: StripeSigner.header(body: event.body, secret: stripeSecret))
+        }
+        if event.provider == .play, let pushSigner, let token = try? pushSigner.google.idToken(audience: pushSigner.audience, email: pushSigner.account) {
+            request.headers.add(name: "Authorization", value: "Bearer " + token)
         }
         request.body = .bytes(ByteBuffer(data: event.body))
         return request

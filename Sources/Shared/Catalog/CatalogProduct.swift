@@ -11,6 +11,8 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
     public var stripePrice: String?
     /// The App Store product ids that are this same product.
     public var appleProductIDs: [String]
+    /// The Google Play product ids (`productId`) that are this same product.
+    public var playProductIDs: [String]
     /// The free trial of a web subscription, in days.
     public var trialDays: Int?
     public var accessLevels: [String]
@@ -23,7 +25,8 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
     public var trialCurrencyGrants: [String: Int64]?
 
     public init(
-        id: String, type: ProductType, stripePrice: String? = nil, appleProductIDs: [String] = [], trialDays: Int? = nil,
+        id: String, type: ProductType, stripePrice: String? = nil, appleProductIDs: [String] = [], playProductIDs: [String] = [],
+        trialDays: Int? = nil,
         accessLevels: [String] = [], archivedAt: Date? = nil, currencyGrants: [String: Int64] = [:], trialCurrencyGrants: [String: Int64]? = nil
     ) {
         self.currencyGrants = currencyGrants
@@ -32,13 +35,15 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         self.type = type
         self.stripePrice = stripePrice
         self.appleProductIDs = appleProductIDs
+        self.playProductIDs = playProductIDs
         self.trialDays = trialDays
         self.accessLevels = accessLevels
         self.archivedAt = archivedAt
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, type, stripePrice = "stripe_price", appleProductIDs = "apple_product_ids", trialDays = "trial_days"
+        case id, type, stripePrice = "stripe_price", appleProductIDs = "apple_product_ids", playProductIDs = "play_product_ids"
+        case trialDays = "trial_days"
         case accessLevels = "access_levels", archivedAt = "archived_at"
         case currencyGrants = "currency_grants", trialCurrencyGrants = "trial_currency_grants"
     }
@@ -49,6 +54,7 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
             id: try container.decode(String.self, forKey: .id), type: try container.decode(ProductType.self, forKey: .type),
             stripePrice: try container.decodeIfPresent(String.self, forKey: .stripePrice),
             appleProductIDs: try container.decodeIfPresent([String].self, forKey: .appleProductIDs) ?? [],
+            playProductIDs: try container.decodeIfPresent([String].self, forKey: .playProductIDs) ?? [],
             trialDays: try container.decodeIfPresent(Int.self, forKey: .trialDays),
             accessLevels: try container.decodeIfPresent([String].self, forKey: .accessLevels) ?? [],
             archivedAt: try container.decodeIfPresent(Date.self, forKey: .archivedAt),
@@ -63,6 +69,7 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         try container.encode(type, forKey: .type)
         try container.encode(stripePrice, forKey: .stripePrice)
         try container.encode(appleProductIDs, forKey: .appleProductIDs)
+        try container.encode(playProductIDs, forKey: .playProductIDs)
         try container.encode(trialDays, forKey: .trialDays)
         try container.encode(accessLevels, forKey: .accessLevels)
         try container.encode(archivedAt, forKey: .archivedAt)
@@ -70,8 +77,11 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         try container.encode(trialCurrencyGrants, forKey: .trialCurrencyGrants)
     }
 
-    /// The ids a purchase of it may carry: its own, then its App Store product ids.
-    public var allProductIDs: [String] { [id] + appleProductIDs }
+    /// The ids a purchase of it may carry: its own, then its App Store and Google Play product ids.
+    public var allProductIDs: [String] { [id] + appleProductIDs + playProductIDs }
+
+    /// Its store product ids, which no other product may have.
+    var storeProductIDs: [String] { appleProductIDs + playProductIDs }
 
     /// What one purchase or paid period grants (a free trial's own amounts when `trial`), `nil`
     /// for nothing.

@@ -24,13 +24,15 @@ public struct CatalogStore: Sendable {
         public var type: ProductType?
         public var stripePrice: String??
         public var appleProductIDs: [String]?
+        public var playProductIDs: [String]?
         public var trialDays: Int??
         public var accessLevels: [String]?
         public var currencyGrants: [String: Int64]?
         public var trialCurrencyGrants: [String: Int64]??
 
         public init(
-            type: ProductType? = nil, stripePrice: String?? = nil, appleProductIDs: [String]? = nil, trialDays: Int?? = nil,
+            type: ProductType? = nil, stripePrice: String?? = nil, appleProductIDs: [String]? = nil, playProductIDs: [String]? = nil,
+            trialDays: Int?? = nil,
             accessLevels: [String]? = nil, currencyGrants: [String: Int64]? = nil, trialCurrencyGrants: [String: Int64]?? = nil
         ) {
             self.currencyGrants = currencyGrants
@@ -38,13 +40,17 @@ public struct CatalogStore: Sendable {
             self.type = type
             self.stripePrice = stripePrice
             self.appleProductIDs = appleProductIDs
+            self.playProductIDs = playProductIDs
             self.trialDays = trialDays
             self.accessLevels = accessLevels
         }
     }
 
     static let columns =
-        "id, type, stripe_price, apple_product_ids, trial_days, access_levels, archived_at, currency_grants::text, trial_currency_grants::text"
+        """
+        id, type, stripe_price, apple_product_ids, play_product_ids, trial_days, access_levels, archived_at, currency_grants::text,
+        trial_currency_grants::text
+        """
 
     /// Every product, archived ones too unless `soldOnly` (oldest first).
     public func all(soldOnly: Bool = false) async throws -> [CatalogProduct] {
@@ -59,18 +65,19 @@ public struct CatalogStore: Sendable {
         try await Self.decode(client.query("SELECT \(unescaped: Self.columns) FROM catalog_products WHERE id = \(id)", logger: logger)).first
     }
 
-    /// - Throws: ``Refusal`` when the id is taken, or an App Store id is another product's.
+    /// - Throws: ``Refusal`` when the id is taken, or a store product id is another product's.
     public func add(_ product: CatalogProduct) async throws -> CatalogProduct {
         try await client.withTransaction(logger: logger) { connection -> Result<CatalogProduct, Refusal> in
             try await connection.query("LOCK TABLE catalog_products IN SHARE ROW EXCLUSIVE MODE", logger: logger)
-            if let taken = try await Self.appleIDsTaken(product.appleProductIDs, except: product.id, on: connection, logger: logger) {
+            if let taken = try await Self.storeIDsTaken(product.storeProductIDs, except: product.id, on: connection, logger: logger) {
                 return .failure(taken)
             }
             let rows = try await connection.query(
                 """
-                INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, trial_days, access_levels, currency_grants,
-                    trial_currency_grants)
-                VALUES (\(product.id), \(product.type.rawValue), \(product.stripePrice), \(product.appleProductIDs), \(product.trialDays),
+                INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, play_product_ids, trial_days, access_levels,
+                    currency_grants, trial_currency_grants)
+                VALUES (\(product.id), \(product.type.rawValue), \(product.stripePrice), \(product.appleProductIDs), \(product.playProductIDs),
+                    \(product.trialDays),
                     \(product.accessLevels), \(try Self.json(product.currencyGrants))::jsonb, \(try product.trialCurrencyGrants.map(Self.json))::jsonb)
                 ON CONFLICT (id) DO NOTHING RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
@@ -85,7 +92,8 @@ public struct CatalogStore: Sendable {
     public func update(_ id: String, _ changes: Changes) async throws -> CatalogProduct? {
         try await client.withTransaction(logger: logger) { connection -> Result<CatalogProduct?, Refusal> in
             try await connection.query("LOCK TABLE catalog_products IN SHARE ROW EXCLUSIVE MODE", logger: logger)
-            if let apple = changes.appleProductIDs, let taken = try await Self.appleIDsTaken(apple, except: id, on: connection, logger: logger) {
+            let storeIDs = (changes.appleProductIDs ?? []) + (changes.playProductIDs ?? [])
+            if let taken = try await Self.storeIDsTaken(storeIDs, except: id, on: connection, logger: logger) {
                 return .failure(taken)
             }
             let rows = try await connection.query(
@@ -94,6 +102,7 @@ public struct CatalogStore: Sendable {
                     type = COALESCE(\(changes.type?.rawValue)::text, type),
                     stripe_price = CASE WHEN \(changes.stripePrice != nil) THEN \(changes.stripePrice ?? nil)::text ELSE stripe_price END,
                     apple_product_ids = COALESCE(\(changes.appleProductIDs)::text[], apple_product_ids),
+                    play_product_ids = COALESCE(\(changes.playProductIDs)::text[], play_product_ids),
                     trial_days = CASE WHEN \(changes.trialDays != nil) THEN \(changes.trialDays ?? nil)::integer ELSE trial_days END,
                     access_levels = COALESCE(\(changes.accessLevels)::text[], access_levels),
                     currency_grants = COALESCE(\(try changes.currencyGrants.map(Self.json))::jsonb, currency_grants),
@@ -115,28 +124,29 @@ public struct CatalogStore: Sendable {
             """, logger: logger)).first
     }
 
-    /// One App Store product is one catalog product: a refusal naming an id another product has.
-    private static func appleIDsTaken(_ ids: [String], except id: String, on connection: PostgresConnection, logger: Logger) async throws -> Refusal? {
+    /// One App Store or Google Play product id is one catalog product: a refusal naming an id
+    /// another product has, on either store.
+    private static func storeIDsTaken(_ ids: [String], except id: String, on connection: PostgresConnection, logger: Logger) async throws -> Refusal? {
         guard !ids.isEmpty else { return nil }
-        for try await (other, apple) in try await connection.query(
+        for try await (other, storeID) in try await connection.query(
             """
-            SELECT id, a FROM catalog_products, unnest(apple_product_ids) AS a
-            WHERE id <> \(id) AND a = ANY(\(ids)) ORDER BY id, a LIMIT 1
+            SELECT id, s FROM catalog_products, unnest(apple_product_ids || play_product_ids) AS s
+            WHERE id <> \(id) AND s = ANY(\(ids)) ORDER BY id, s LIMIT 1
             """, logger: logger
         ).decode((String, String).self) {
-            return Refusal(description: "App Store product \(apple) is product \(other)'s already")
+            return Refusal(description: "store product \(storeID) is product \(other)'s already")
         }
         return nil
     }
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [CatalogProduct] {
         var products: [CatalogProduct] = []
-        for try await (id, type, price, apple, trial, levels, archived, grants, trialGrants) in rows.decode(
-            (String, String, String?, [String], Int32?, [String], Date?, String, String?).self)
+        for try await (id, type, price, apple, play, trial, levels, archived, grants, trialGrants) in rows.decode(
+            (String, String, String?, [String], [String], Int32?, [String], Date?, String, String?).self)
         {
             let decoder = JSONDecoder()
             products.append(CatalogProduct(
-                id: id, type: ProductType(rawValue: type) ?? .nonConsumable, stripePrice: price, appleProductIDs: apple,
+                id: id, type: ProductType(rawValue: type) ?? .nonConsumable, stripePrice: price, appleProductIDs: apple, playProductIDs: play,
                 trialDays: trial.map(Int.init), accessLevels: levels, archivedAt: archived,
                 currencyGrants: try decoder.decode([String: Int64].self, from: Data(grants.utf8)),
                 trialCurrencyGrants: try trialGrants.map { try decoder.decode([String: Int64].self, from: Data($0.utf8)) }))

@@ -87,6 +87,11 @@ public final class GoogleServiceAccount: Sendable {
         return answer.access_token
     }
 
+    /// Forgets the cached token, which Google refused (revoked before its end): the next call gets a new one.
+    public func forgetToken() {
+        cached.withLock { $0 = nil }
+    }
+
     /// The signed JWT-bearer assertion.
     func assertion(now: Date) throws -> String {
         var header: [String: String] = ["alg": "RS256", "typ": "JWT"]

@@ -14,6 +14,9 @@ import NIOHTTP1
 /// Purchase answers are returned as Google sent them (the bytes), to be stored before they are
 /// applied; a token Google no longer knows (`404`, `410`) is `nil`.
 public struct PlayDeveloperAPI: Sendable {
+    /// The `provider` of this API's ``ProviderAPIError``s (the OAuth token endpoint's are `Google OAuth`).
+    public static let provider = "Google Play Developer"
+
     let call: ProviderCall
     let account: GoogleServiceAccount
     let baseURL: String
@@ -46,13 +49,9 @@ public struct PlayDeveloperAPI: Sendable {
     public func acknowledge(packageName: String, kind: PlayProductKind, productID: String, token: String) async throws {
         let collection = kind == .subscription ? "subscriptions" : "products"
         let path = "\(application(packageName))/purchases/\(collection)/\(Self.segment(productID))/tokens/\(Self.segment(token)):acknowledge"
-        var request = try await request(path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: #"{"developerPayload":""}"#))
-        let answer = try await call.send(request, logger: logger)
+        let answer = try await send(path, body: #"{"developerPayload":""}"#)
         guard (200..<300).contains(answer.status) else {
-            throw ProviderAPIError(provider: "Google Play Developer", status: answer.status, message: Self.errorReason(answer.body))
+            throw ProviderAPIError(provider: Self.provider, status: answer.status, message: Self.errorReason(answer.body))
         }
     }
 
@@ -65,22 +64,22 @@ public struct PlayDeveloperAPI: Sendable {
         } else {
             path += "&startTime=\(Int64(start.timeIntervalSince1970 * 1_000))"
         }
-        let answer = try await call.send(try await request(path), logger: logger)
+        let answer = try await send(path)
         guard (200..<300).contains(answer.status) else {
-            throw ProviderAPIError(provider: "Google Play Developer", status: answer.status, message: Self.errorReason(answer.body))
+            throw ProviderAPIError(provider: Self.provider, status: answer.status, message: Self.errorReason(answer.body))
         }
         do {
             return try JSONDecoder().decode(PlayVoidedPurchasesPage.self, from: answer.body)
         } catch {
-            throw ProviderAPIError(provider: "Google Play Developer", status: answer.status, message: "the voided purchases answer is not the documented JSON")
+            throw ProviderAPIError(provider: Self.provider, status: answer.status, message: "the voided purchases answer is not the documented JSON")
         }
     }
 
     private func purchase(path: String, what: String) async throws -> ByteBuffer? {
-        let answer = try await call.send(try await request(path), logger: logger)
+        let answer = try await send(path)
         if answer.status == 404 || answer.status == 410 { return nil }
         guard (200..<300).contains(answer.status) else {
-            throw ProviderAPIError(provider: "Google Play Developer", status: answer.status, message: "\(what): " + Self.errorReason(answer.body))
+            throw ProviderAPIError(provider: Self.provider, status: answer.status, message: "\(what): " + Self.errorReason(answer.body))
         }
         return answer.body
     }
@@ -89,10 +88,26 @@ public struct PlayDeveloperAPI: Sendable {
         "/androidpublisher/v3/applications/\(Self.segment(packageName))"
     }
 
-    private func request(_ path: String) async throws -> HTTPClientRequest {
+    /// A `GET`, or a `POST` of `body`, with the service account's token; a `401` (a token Google
+    /// revoked before its end) is tried once more with a new one.
+    private func send(_ path: String, body: String? = nil) async throws -> (status: Int, body: ByteBuffer) {
+        var answer = try await call.send(try await request(path, body: body), logger: logger)
+        if answer.status == 401 {
+            account.forgetToken()
+            answer = try await call.send(try await request(path, body: body), logger: logger)
+        }
+        return answer
+    }
+
+    private func request(_ path: String, body: String?) async throws -> HTTPClientRequest {
         var request = HTTPClientRequest(url: baseURL + path)
         request.headers.add(name: "Authorization", value: "Bearer " + (try await account.accessToken(call: call, logger: logger)))
         request.headers.add(name: "Accept", value: "application/json")
+        if let body {
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
         return request
     }
 

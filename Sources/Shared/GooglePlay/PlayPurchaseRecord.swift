@@ -14,11 +14,17 @@ public struct PlayPurchaseRecord: Sendable {
     public struct Voided: Codable, Sendable, Equatable {
         public var orderId: String?
         public var voidedTimeMillis: PlayMillis?
+        /// `refundType` 2 (`REFUND_TYPE_QUANTITY_BASED_PARTIAL_REFUND`), or a listed void with a
+        /// `voidedQuantity`: part of a multi-quantity purchase.
+        public var partial: Bool?
 
-        public init(orderId: String?, voidedTimeMillis: PlayMillis?) {
+        public init(orderId: String?, voidedTimeMillis: PlayMillis?, partial: Bool? = nil) {
             self.orderId = orderId
             self.voidedTimeMillis = voidedTimeMillis
+            self.partial = partial
         }
+
+        public var isPartial: Bool { partial == true }
     }
 
     /// Everything but the purchase, in the order it is stored.
@@ -64,9 +70,17 @@ public struct PlayPurchaseRecord: Sendable {
         self.purchase = purchase
     }
 
+    /// The `play_purchase` key of a voided purchase, pushed or listed alike: its order (each renewal
+    /// has its own), else its token; a partial refund, of which an order may have several, also
+    /// its time.
+    public static func voidedExternalID(_ voided: Voided, token: String) -> String {
+        "voided:" + (voided.orderId ?? token) + (voided.isPartial ? ":\(voided.voidedTimeMillis?.milliseconds ?? 0)" : "")
+    }
+
     /// The row's `type`.
     public var type: PlayNotificationType {
-        voided != nil ? .voidedPurchase : kind == .subscription ? .subscriptionState : .productState
+        if cause == PlayNotificationType.syncEventType { return PlayNotificationType(rawValue: PlayNotificationType.syncEventType) }
+        return voided != nil ? .voidedPurchase : kind == .subscription ? .subscriptionState : .productState
     }
 
     /// The queue row, keyed `externalID`, ordered by the purchase token.

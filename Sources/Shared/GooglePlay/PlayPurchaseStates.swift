@@ -33,6 +33,8 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
         }
 
         public var userInitiatedCancellation: UserInitiated?
+        /// Set when an upgrade, downgrade or re-signup replaced the subscription.
+        public var replacementCancellation: Empty?
     }
 
     public struct Empty: Decodable, Sendable, Equatable {}
@@ -114,6 +116,8 @@ public struct PlayVoidedPurchasesPage: Decodable, Sendable {
         public var orderId: String?
         public var purchaseTimeMillis: PlayMillis?
         public var voidedTimeMillis: PlayMillis?
+        /// Set only for a quantity-based partial refund.
+        public var voidedQuantity: Int?
     }
 
     public var tokenPagination: Pagination?

@@ -51,6 +51,8 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
         public static let revocationUnknown = Reason("revocation_unknown", 503)
         /// A StoreKit sync whose `user_id` is not the transaction's signed `appAccountToken`.
         public static let userMismatch = Reason("user_mismatch", 409)
+        /// A Google Play sync whose purchase is not of the `product_id` named.
+        public static let productMismatch = Reason("product_mismatch", 409)
         /// A StoreKit sync of a purchase already synced for `SYNC_MAX_USERS_PER_TRANSACTION` other users.
         public static let tooManyUsers = Reason("too_many_users", 409)
 
@@ -76,7 +78,7 @@ public struct Rejection: Error, Equatable, CustomStringConvertible {
             .badSignature, .expired,
             .unsupportedAlgorithm, .untrustedChain, .missingOID, .revoked, .revocationUnknown, .wrongBundle, .wrongEnvironment,
             .wrongApp, .userMismatch, .tooManyUsers,
-            .missingToken, .badToken, .unknownKey, .keysUnavailable, .wrongIssuer, .wrongAudience, .wrongAccount, .wrongPackage,
+            .productMismatch, .missingToken, .badToken, .unknownKey, .keysUnavailable, .wrongIssuer, .wrongAudience, .wrongAccount, .wrongPackage,
         ]
 
         public var description: String { code }

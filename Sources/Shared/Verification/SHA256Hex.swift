@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import Crypto
+public import Foundation
 
 /// A SHA-256 digest (or HMAC-SHA256) written as 64 hex digits, as in `Stripe-Signature` and in
 /// the `sha256:<hex>` entries of `API_KEYS` and `SANDBOX_USERS`.
@@ -17,5 +19,10 @@ public enum SHA256Hex {
             index += 2
         }
         return bytes
+    }
+
+    /// The SHA-256 digest of `bytes`, as 64 lower-case hex digits.
+    public static func digest(of bytes: some DataProtocol) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -102,7 +102,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             if let googlePlay = settings.googlePlay {
                 services.append(.init(service: PlayAcknowledger(
-                    client: client, api: googlePlay.api(call: ProviderCall(http: http.anyAddress, provider: "Google Play Developer"), logger: logger),
+                    client: client, api: googlePlay.api(call: ProviderCall(http: http.anyAddress, provider: PlayDeveloperAPI.provider), logger: logger),
                     lease: MaintenanceLease(client: client, task: "play-acknowledge", owner: owner, logger: logger),
                     interval: settings.clockSweepInterval, metrics: metrics, logger: logger)))
             }
@@ -152,7 +152,11 @@ struct RunCommand: AsyncParsableCommand {
             attemptTimeLimit: attemptTimeLimit)
         let deliveries = WorkerPool(
             queue: JobQueue(client: client, name: .deliveries, configuration: settings.queue, logger: logger),
-            handlers: Dictionary(uniqueKeysWithValues: EventSource.allCases.map { ($0.rawValue, forwarder as any JobHandler) }),
+            // A delivery's kind is the source of the notification it forwards, or the store
+            // (`cause.provider`) of the outgoing event it sends.
+            handlers: Dictionary(
+                Set(EventSource.allCases.map(\.rawValue) + StoreProvider.allCases.map(\.rawValue)).map { ($0, forwarder as any JobHandler) },
+                uniquingKeysWith: { first, _ in first }),
             configuration: poolConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         let outbox = ForwardOutbox(
             leeway: TimeInterval(settings.entitlementLeewaySeconds), sandboxAccess: settings.sandboxAccess,
@@ -166,7 +170,7 @@ struct RunCommand: AsyncParsableCommand {
                 logger: logger, outbox: outbox, stripeAccounts: settings.stripeAccounts, transferBehavior: settings.transferBehavior,
                 leeway: TimeInterval(settings.entitlementLeewaySeconds), proof: settings.recovery.eventProof,
                 playPushes: PlayNotificationHandler(
-                    api: settings.googlePlay?.api(call: ProviderCall(http: http.anyAddress, provider: "Google Play Developer"), logger: logger),
+                    api: settings.googlePlay?.api(call: ProviderCall(http: http.anyAddress, provider: PlayDeveloperAPI.provider), logger: logger),
                     client: client, proof: settings.recovery.eventProof, logger: logger)),
             configuration: eventsConfiguration, metrics: metrics, notifications: notifications, logger: logger)
         return (events, deliveries, outbox)
@@ -201,7 +205,7 @@ enum EventHandlers {
             EventSource.apple.rawValue: apple,
             EventSource.storekit.rawValue: apple,
             EventSource.account.rawValue: AppAccountTokenHandler(logger: logger, outbox: outbox),
-            EventSource.playPurchase.rawValue: PlayPurchaseHandler(logger: logger, outbox: outbox),
+            EventSource.playPurchase.rawValue: PlayPurchaseHandler(logger: logger, outbox: outbox, transferBehavior: transferBehavior, leeway: leeway),
         ]
         var all: [String: any JobHandler] = proof.map { proof in handlers.mapValues { ProvenRowHandler($0, proof: proof) } } ?? handlers
         all[EventSource.play.rawValue] = playPushes

@@ -25,7 +25,7 @@ struct EventCause: Sendable, Equatable {
         case `operator`
     }
 
-    /// `stripe` or `apple`.
+    /// `stripe`, `apple` or `google_play` (``StoreProvider``).
     var provider: String
     /// The provider's event type (`DID_RENEW`, `charge.refunded`); `nil` for the clock and rebuilds.
     var eventType: String?
@@ -49,7 +49,7 @@ struct EventCause: Sendable, Equatable {
     /// The cause of applying the `events` row of this source, type, external id and origin.
     init(source kind: String, type: String?, externalID: String?, origin stored: String?) {
         let source = EventSource(rawValue: kind)
-        provider = source == .stripe ? "stripe" : "apple"
+        provider = StoreProvider(source).rawValue
         eventType = type
         eventID = externalID
         switch stored {
@@ -58,6 +58,7 @@ struct EventCause: Sendable, Equatable {
         default:
             switch source {
             case .storekit: origin = .sync
+            case .playPurchase where type == PlayNotificationType.syncEventType: origin = .sync
             case .account: origin = .registration
             default: origin = .webhook
             }
@@ -73,6 +74,6 @@ struct EventCause: Sendable, Equatable {
 
     /// The provider of an entitlement's state.
     static func provider(of source: PurchaseSource) -> String {
-        source == .webCheckout ? "stripe" : "apple"
+        StoreProvider(source).rawValue
     }
 }

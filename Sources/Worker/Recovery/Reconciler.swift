@@ -43,6 +43,7 @@ struct Reconciler: Sendable {
 
     var apple: (api: AppStoreServerAPI, verifier: AppleNotificationVerifier, bundleIDs: [String])?
     var stripe: (api: StripeAPI, environment: PurchaseEnvironment)?
+    var play: (api: PlayDeveloperAPI, packageNames: [String])?
     let store: RecoveredEventStore
     let settings: RecoverySettings
     let client: PostgresClient
@@ -122,7 +123,9 @@ struct Reconciler: Sendable {
             return try await checkApple(originalID, candidate, dryRun: dryRun, logger: logger)
         case .stripeSubscription(let id, let account, let livemode):
             return try await checkStripe(id, account: account, livemode: livemode, candidate, dryRun: dryRun, logger: logger)
-        case .stripePayment, .play, .other:
+        case .play(let token, let environment):
+            return try await checkPlay(token, environment: environment, candidate, dryRun: dryRun, logger: logger)
+        case .stripePayment, .other:
             return .skipped
         }
     }
@@ -180,6 +183,61 @@ struct Reconciler: Sendable {
         var report = RecoveryReport()
         try await store.store([record], dryRun: dryRun, into: &report)
         return .corrected
+    }
+
+    /// Asks Google for the subscription's newest token (an upgrade's, when one replaced the key's)
+    /// in each configured app; stores its answer when it differs from what is stored.
+    private func checkPlay(
+        _ firstToken: String, environment: PurchaseEnvironment, _ candidate: Candidate, dryRun: Bool, logger: Logger
+    ) async throws -> Outcome {
+        guard let play else { return .skipped }
+        let token = try await newestPlayToken(from: firstToken, environment: environment)
+        for packageName in play.packageNames {
+            let answer: ByteBuffer?
+            do {
+                answer = try await play.api.subscription(packageName: packageName, token: token)
+            } catch let error as ProviderAPIError where error.provider == PlayDeveloperAPI.provider && error.status == 400 {
+                continue  // a token of another app
+            }
+            guard let answer, let purchase = try? JSONDecoder().decode(PlaySubscriptionPurchase.self, from: answer) else { continue }
+            let state = PlaySubscriptionState(rawValue: purchase.subscriptionState ?? "")
+            let expires = (purchase.lineItems ?? []).compactMap { PlayDecider.date($0.expiryTime) }.max()
+            // A refund is final; otherwise the status Google's state maps to, and its expiry, must agree.
+            if [.refunded, .revoked].contains(candidate.status)
+                || (PlayDecider.status(of: state, cause: nil) == candidate.status && Self.sameTime(expires, candidate.expiresAt)) {
+                return .unchanged
+            }
+            var record = PlayPurchaseRecord(
+                cause: "RECONCILIATION", fetchedAt: Date(), kind: .subscription, packageName: packageName, productID: nil, purchaseToken: token,
+                purchase: answer
+            ).record(externalID: "reconcile:" + SHA256Hex.digest(of: Array(token.utf8) + Array(answer.readableBytesView)))
+            record.origin = .reconciliation
+            var report = RecoveryReport()
+            try await store.store([record], dryRun: dryRun, into: &report)
+            return .corrected
+        }
+        return .skipped
+    }
+
+    /// The token whose states move the entitlement now: the key's, or the last of the tokens that
+    /// replaced it (`play_replaced_token` links), followed at most ten times.
+    private func newestPlayToken(from token: String, environment: PurchaseEnvironment) async throws -> String {
+        var token = token
+        for _ in 0..<10 {
+            var newer: String?
+            for try await next in try await client.query(
+                """
+                SELECT transaction_key FROM provider_links
+                WHERE kind = \(ProviderLink.Kind.playReplacedToken.rawValue) AND external_id = \(token)
+                    AND scope = \(PlayDecider.linkScope(environment)) AND transaction_key IS NOT NULL
+                """, logger: store.logger
+            ).decode(String.self) {
+                newer = next
+            }
+            guard let newer else { return token }
+            token = newer
+        }
+        return token
     }
 
     static func hasEnded(_ status: EntitlementStatus) -> Bool {

@@ -31,7 +31,7 @@ struct Recovery: Sendable {
     let checkpoints: RecoveryCheckpoints
     let metrics: WorkerMetrics?
 
-    var isOff: Bool { settings.apple == nil && settings.stripe == nil }
+    var isOff: Bool { settings.apple == nil && settings.stripe == nil && settings.play == nil }
 
     init(
         settings: RecoverySettings, stripeAccounts: Set<String>, http: HTTPClient, client: PostgresClient, metrics: WorkerMetrics?,
@@ -71,6 +71,15 @@ struct Recovery: Sendable {
                 recover: { from, to, dryRun, logger in try await recovery.recover(from: from, to: to, dryRun: dryRun, logger: logger) }))
             reconciler.stripe = (api, stripe.environment)
         }
+        if let play = settings.play {
+            let call = ProviderCall(http: http, provider: "google_play", onError: { metrics?.countProviderError(provider: "google_play", status: $0) })
+            let api = play.api(call: call, logger: logger)
+            let recovery = PlayRecovery(api: api, packageNames: play.packageNames, store: store)
+            streams.append(Stream(
+                name: "google_play:voided", source: .playPurchase, cadence: 1,
+                recover: { from, to, dryRun, logger in try await recovery.recover(from: from, to: to, dryRun: dryRun, logger: logger) }))
+            reconciler.play = (api, play.packageNames)
+        }
         self.streams = streams
         self.reconciler = reconciler
     }
@@ -93,6 +102,7 @@ struct Recovery: Sendable {
         logger.info("recovery", metadata: [
             "apple": "\(settings.apple == nil ? "off: APPLE_API_KEY_ID, APPLE_API_ISSUER_ID, APPLE_API_PRIVATE_KEY_FILE not set" : "on")",
             "stripe": "\(settings.stripe == nil ? "off: STRIPE_API_KEY not set" : "on (\(settings.stripe!.environment.rawValue))")",
+            "google_play": "\(settings.play == nil ? "off: GOOGLE_PLAY_SERVICE_ACCOUNT_FILE not set" : "on")",
             "interval": "\(interval)",
         ])
     }

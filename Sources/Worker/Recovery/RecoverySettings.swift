@@ -29,6 +29,9 @@ struct RecoverySettings: Sendable {
 
     var apple: Apple?
     var stripe: Stripe?
+    /// `GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`: the Play Developer API, for Play pushes, acknowledgements,
+    /// voided purchases and reconciliation.
+    var play: GooglePlayAPISettings?
     /// `RECOVERY_INTERVAL_SECONDS`: how often `worker run` recovers and reconciles; `nil` is off.
     var interval: Duration?
     /// `ENTITLEMENT_LEEWAY_SECONDS`: past `expires_at` plus this, an entitlement is due a check.
@@ -72,6 +75,7 @@ struct RecoverySettings: Sendable {
         callsPerSecond = try environment.double("RECONCILE_RATE", default: 5, range: 0.1...1_000)
         apple = try Self.apple(environment)
         stripe = try Self.stripe(environment)
+        play = try GooglePlayAPISettings.configured(by: environment)
     }
 
     private static func apple(_ environment: EnvironmentValues) throws -> Apple? {

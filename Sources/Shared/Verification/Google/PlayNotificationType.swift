@@ -58,10 +58,15 @@ public struct PlayNotificationType: RawRepresentable, Sendable, Hashable, Custom
     public static let voidedPurchase = PlayNotificationType(rawValue: "VOIDED_PURCHASE")
     /// A `testNotification` sent from the Play Console: recorded and acknowledged.
     public static let test = PlayNotificationType(rawValue: "TEST_NOTIFICATION")
+    /// A notification of none of the kinds Sluice knows: recorded.
+    public static let unknown = PlayNotificationType(rawValue: "UNKNOWN_NOTIFICATION")
     /// A subscription's state as the worker fetched it (`purchases.subscriptionsv2.get`).
     public static let subscriptionState = PlayNotificationType(rawValue: "PLAY_SUBSCRIPTION_STATE")
     /// A one-time product purchase's state as the worker fetched it (`purchases.products.get`).
     public static let productState = PlayNotificationType(rawValue: "PLAY_PRODUCT_STATE")
+
+    /// A purchase the app synced (`POST /v1/iap/play-purchases`): its `cause` and the stored row's type.
+    public static let syncEventType = "PLAY_PURCHASE_SYNC"
 
     /// Whether the row is a fetched state, which the worker applies, rather than a pointer to one.
     public var isFetchedState: Bool { self == .subscriptionState || self == .productState }

@@ -80,10 +80,9 @@ public struct PlayDeveloperNotification: Codable, Sendable, Equatable {
     public var testNotification: TestNotification?
 
     /// What the notification is about: its kind, and the purchase token it points at (`nil` for
-    /// a test notification).
-    ///
-    /// - Throws: ``Rejection`` `malformed` when none of the four kinds is set.
-    public func kind() throws(Rejection) -> (type: PlayNotificationType, purchaseToken: String?) {
+    /// a test notification, and for a kind Google added later, which is kept and recorded: Pub/Sub
+    /// would push a refused one again for days).
+    public func kind() -> (type: PlayNotificationType, purchaseToken: String?) {
         if let subscription = subscriptionNotification {
             return (.subscription(subscription.notificationType), subscription.purchaseToken)
         }
@@ -96,7 +95,7 @@ public struct PlayDeveloperNotification: Codable, Sendable, Equatable {
         if testNotification != nil {
             return (.test, nil)
         }
-        throw Rejection(.malformed, "the notification is none of subscription, one-time product, voided purchase or test")
+        return (.unknown, nil)
     }
 
     /// `eventTimeMillis` as a date.

@@ -49,7 +49,7 @@ public struct PlayPushVerifier: Sendable {
         guard let packageName = notification.packageName, packageNames.contains(packageName) else {
             throw Rejection(.wrongPackage, "the notification's packageName is not in GOOGLE_PLAY_PACKAGE_NAMES")
         }
-        let (type, purchaseToken) = try notification.kind()
+        let (type, purchaseToken) = notification.kind()
         let stored = StoredPush(
             message: .init(data: data, messageId: messageID, publishTime: push.message.publishTime), subscription: push.subscription)
         return EventRecord(

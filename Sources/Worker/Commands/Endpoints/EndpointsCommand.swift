@@ -44,7 +44,7 @@ struct EndpointOptions: ParsableArguments {
     @Option(help: "Comma-separated type patterns: entitlement.*, transaction.refunded, * (default: every type).")
     var events: String?
 
-    @Option(help: "Comma-separated providers: stripe, apple (default: both).")
+    @Option(help: "Comma-separated providers: stripe, apple, google_play (default: all).")
     var source: String?
 
     @Option(help: "production, sandbox or all (default all).")
@@ -77,8 +77,8 @@ struct EndpointOptions: ParsableArguments {
         }
         if let source {
             let sources = Self.list(source)
-            if let wrong = sources.first(where: { !["stripe", "apple"].contains($0) }) {
-                throw ValidationError("--source: \(wrong) is not stripe or apple")
+            if let wrong = sources.first(where: { StoreProvider(rawValue: $0) == nil }) {
+                throw ValidationError("--source: \(wrong) is not one of \(StoreProvider.names)")
             }
             changes.sources = sources
         }
@@ -128,7 +128,7 @@ struct EndpointOutput: Encodable {
         try c.encode(endpoint.description, forKey: .description)
         // What an empty filter means, as the text says it: every type, both providers.
         try c.encode(endpoint.eventTypes.isEmpty ? ["*"] : endpoint.eventTypes, forKey: .events)
-        try c.encode(endpoint.sources.isEmpty ? ["stripe", "apple"] : endpoint.sources, forKey: .sources)
+        try c.encode(endpoint.sources.isEmpty ? StoreProvider.allCases.map(\.rawValue) : endpoint.sources, forKey: .sources)
         try c.encode(endpoint.environment.rawValue, forKey: .environment)
         try c.encode(endpoint.rawApple, forKey: .raw_apple)
         try c.encode(endpoint.allowPrivate, forKey: .allow_private)
@@ -151,7 +151,7 @@ struct EndpointOutput: Encodable {
             "  url          \(e.url)",
             "  description  \(e.description ?? "-")",
             "  receives     \(e.rawApple ? "Apple notifications (raw)" : (e.eventTypes.isEmpty ? "every event" : e.eventTypes.joined(separator: ", ")))",
-            "  sources      \(e.sources.isEmpty ? "stripe, apple" : e.sources.joined(separator: ", "))   environment \(e.environment.rawValue)",
+            "  sources      \(e.sources.isEmpty ? StoreProvider.names : e.sources.joined(separator: ", "))   environment \(e.environment.rawValue)",
             "  rate limit   \(e.maxPerSecond.map { "\($0)/s per worker" } ?? "none")",
         ]
         if let failing = e.failingSince { lines.append("  failing since \(failing.formatted(.iso8601))") }

@@ -8,7 +8,7 @@ struct QueueFilterOptions: ParsableArguments {
     @Option(help: "Only this queue: events or deliveries (default: both).")
     var queue: String?
 
-    @Option(help: "Only this source: stripe, apple or storekit.")
+    @Option(help: "Only this source: stripe, apple, storekit, account, play or play_purchase.")
     var source: String?
 
     @Option(help: "Only this provider event type, such as charge.refunded or DID_RENEW.")

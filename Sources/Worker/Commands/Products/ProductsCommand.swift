@@ -34,6 +34,9 @@ struct ProductOptions: ParsableArguments {
     @Option(name: .customLong("apple-product-ids"), help: "Comma-separated App Store product ids that are this product (empty to clear).")
     var appleProductIDs: String?
 
+    @Option(name: .customLong("play-product-ids"), help: "Comma-separated Google Play product ids that are this product (empty to clear).")
+    var playProductIDs: String?
+
     @Option(name: .customLong("trial-days"), help: "A web subscription's free trial in days (1–730; 0 to clear).")
     var trialDays: Int?
 
@@ -65,6 +68,7 @@ struct ProductOptions: ParsableArguments {
         }
         if let stripePrice { changes.stripePrice = .some(stripePrice.isEmpty ? nil : stripePrice) }
         if let appleProductIDs { changes.appleProductIDs = EndpointOptions.list(appleProductIDs) }
+        if let playProductIDs { changes.playProductIDs = EndpointOptions.list(playProductIDs) }
         if let trialDays {
             guard (0...730).contains(trialDays) else { throw ValidationError("--trial-days must be from 0 to 730") }
             changes.trialDays = .some(trialDays == 0 ? nil : trialDays)
@@ -125,11 +129,13 @@ struct ProductOutput: Encodable {
 
     var text: String {
         let apple = product.appleProductIDs.isEmpty ? "—" : product.appleProductIDs.joined(separator: ", ")
+        let play = product.playProductIDs.isEmpty ? "—" : product.playProductIDs.joined(separator: ", ")
         let levels = product.accessLevels.isEmpty ? "—" : product.accessLevels.joined(separator: ", ")
         let trial = product.trialDays.map { "\($0) days" } ?? "—"
         let sold = product.archivedAt.map { "no: archived \($0.formatted(.iso8601))" } ?? "yes"
         let lines: [(String, String)] = [
             ("id", product.id), ("type", product.type.rawValue), ("stripe price", product.stripePrice ?? "—"), ("App Store ids", apple),
+            ("Google Play ids", play),
             ("trial", trial), ("access levels", levels), ("grants", Self.amounts(product.currencyGrants)),
             ("trial grants", product.trialCurrencyGrants.map(Self.amounts) ?? "as a paid period"), ("sold", sold),
         ]
@@ -173,7 +179,7 @@ struct ProductsAddCommand: AsyncParsableCommand {
         let changes = try options.changes()
         let new = CatalogProduct(
             id: product.id, type: changes.type ?? .nonConsumable, stripePrice: changes.stripePrice ?? nil,
-            appleProductIDs: changes.appleProductIDs ?? [], trialDays: changes.trialDays ?? nil, accessLevels: changes.accessLevels ?? [],
+            appleProductIDs: changes.appleProductIDs ?? [], playProductIDs: changes.playProductIDs ?? [], trialDays: changes.trialDays ?? nil, accessLevels: changes.accessLevels ?? [],
             currencyGrants: changes.currencyGrants ?? [:], trialCurrencyGrants: changes.trialCurrencyGrants ?? nil)
         try await changeProduct(new.id, json: output.json) { try await $0.add(new) }
     }
@@ -192,11 +198,11 @@ struct ProductsListCommand: AsyncParsableCommand {
         let products = try await OperatorSession.with { client, logger in try await CatalogStore(client: client, logger: logger).all(soldOnly: soldOnly) }
         if output.json { return OperatorSession.show(try OperatorSession.json(products.map(ProductOutput.init))) }
         guard !products.isEmpty else { return OperatorSession.show("no products (add one with: worker products add ID --type auto_renewable --access-levels pro)") }
-        var table = TextTable("ID", "TYPE", "ACCESS LEVELS", "STRIPE PRICE", "APP STORE IDS", "SOLD")
+        var table = TextTable("ID", "TYPE", "ACCESS LEVELS", "STRIPE PRICE", "APP STORE IDS", "PLAY IDS", "SOLD")
         for product in products {
             table.add(
                 product.id, product.type.rawValue, product.accessLevels.joined(separator: ","), product.stripePrice ?? "",
-                product.appleProductIDs.joined(separator: ","), product.archivedAt == nil ? "yes" : "no")
+                product.appleProductIDs.joined(separator: ","), product.playProductIDs.joined(separator: ","), product.archivedAt == nil ? "yes" : "no")
         }
         OperatorSession.show(table.rendered)
     }

@@ -69,7 +69,7 @@ struct EndpointPage: ConsolePage {
 
     init(_ endpoint: Endpoint, health: ConsoleOverview.EndpointHealth, deliveries: [DeliveryRow]) {
         self.endpoint = EndpointRow(health)
-        sources = endpoint.sources.isEmpty ? "stripe, apple" : endpoint.sources.joined(separator: ", ")
+        sources = endpoint.sources.isEmpty ? StoreProvider.names : endpoint.sources.joined(separator: ", ")
         environment = endpoint.environment.rawValue
         rateLimit = endpoint.maxPerSecond.map { "\($0)/s per worker" } ?? "none"
         enabled = endpoint.disabledAt == nil

@@ -13,7 +13,9 @@ import Shared
 struct PlayAcknowledger: Service, CustomStringConvertible {
     /// When an unacknowledged purchase becomes an alert: a day before Google refunds it.
     static let alertAge: TimeInterval = 2 * 86_400
-    static let passTimeLimit: Duration = .seconds(120)
+    /// Shorter than the lease a pass runs under (two intervals plus a minute), so that no pass
+    /// outlives it and overlaps another worker's.
+    static let passTimeLimit: Duration = .seconds(90)
 
     let client: PostgresClient
     let api: PlayDeveloperAPI
@@ -58,7 +60,7 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
         for try await (token, package, kind, product, purchasedAt, attempts) in try await client.query(
             """
             SELECT purchase_token, package_name, product_kind, product_id, purchased_at, attempts FROM play_acknowledgements
-            WHERE acknowledged_at IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 100
+            WHERE acknowledged_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 100
             """, logger: logger
         ).decode((String, String, String, String, Date, Int32).self) {
             guard let kind = PlayProductKind(rawValue: kind) else { continue }
@@ -67,21 +69,27 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
         return due
     }
 
-    /// - Returns: whether Google took it.
+    /// - Returns: whether Google took it, or had it already (a worker stopped between Google's
+    ///   answer and recording it: Google refuses the second, and the purchase says it is acknowledged).
     func acknowledge(_ due: Due, now: Date) async throws -> Bool {
         do {
             try await api.acknowledge(packageName: due.packageName, kind: due.kind, productID: due.productID, token: due.token)
+        } catch let error as ProviderAPIError where error.provider == PlayDeveloperAPI.provider && (400..<500).contains(error.status ?? 0)
+            && error.status != 429 && error.status != 401 && error.status != 403 {
+            switch try await standing(of: due) {
+            case .acknowledged: break
+            case .owed: return try await retry(due, error: error)
+            case .notOwed(let why):
+                try await client.query(
+                    """
+                    UPDATE play_acknowledgements SET attempts = attempts + 1, given_up_at = now(), last_error = \(why)
+                    WHERE purchase_token = \(due.token)
+                    """, logger: logger)
+                logger.info("Google Play acknowledgement given up", metadata: ["product_id": "\(due.productID)", "reason": "\(why)"])
+                return false
+            }
         } catch {
-            // A minute, doubling, at most an hour: well inside Google's three days.
-            let delay = min(60 * pow(2, Double(due.attempts)), 3_600)
-            try await client.query(
-                """
-                UPDATE play_acknowledgements SET attempts = attempts + 1, last_error = \(ErrorText.describe(error)),
-                    next_attempt_at = now() + make_interval(secs => \(delay))
-                WHERE purchase_token = \(due.token) AND acknowledged_at IS NULL
-                """, logger: logger)
-            logger.warning("Google Play acknowledgement failed; retried", metadata: ["error": "\(ErrorText.describe(error))"])
-            return false
+            return try await retry(due, error: error)
         }
         try await client.query(
             """
@@ -92,12 +100,54 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
         return true
     }
 
+    /// Where a purchase Google refused to acknowledge stands.
+    enum Standing: Equatable {
+        /// Acknowledged already (a worker stopped between Google's answer and recording it).
+        case acknowledged
+        /// Still a paid purchase waiting: tried again.
+        case owed
+        /// No longer one to acknowledge, and why.
+        case notOwed(String)
+    }
+
+    /// Asks Google for the purchase after a refused acknowledgement.
+    private func standing(of due: Due) async throws -> Standing {
+        switch due.kind {
+        case .subscription:
+            guard let answer = try await api.subscription(packageName: due.packageName, token: due.token),
+                  let purchase = try? JSONDecoder().decode(PlaySubscriptionPurchase.self, from: answer)
+            else { return .notOwed("Google no longer knows the purchase") }
+            if purchase.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" { return .acknowledged }
+            let state = PlaySubscriptionState(rawValue: purchase.subscriptionState ?? "")
+            return [.active, .canceled, .inGracePeriod].contains(state) ? .owed : .notOwed("the subscription is \(state.rawValue)")
+        case .product:
+            guard let answer = try await api.product(packageName: due.packageName, productID: due.productID, token: due.token),
+                  let purchase = try? JSONDecoder().decode(PlayProductPurchase.self, from: answer)
+            else { return .notOwed("Google no longer knows the purchase") }
+            if purchase.acknowledgementState == 1 { return .acknowledged }
+            return purchase.purchaseState == 0 ? .owed : .notOwed("the purchase's purchaseState is \(purchase.purchaseState ?? -1)")
+        }
+    }
+
+    /// Tried again later: a minute, doubling, at most an hour — well inside Google's three days.
+    private func retry(_ due: Due, error: any Error) async throws -> Bool {
+        let delay = min(60 * pow(2, Double(due.attempts)), 3_600)
+        try await client.query(
+            """
+            UPDATE play_acknowledgements SET attempts = attempts + 1, last_error = \(ErrorText.describe(error)),
+                next_attempt_at = now() + make_interval(secs => \(delay))
+            WHERE purchase_token = \(due.token) AND acknowledged_at IS NULL
+            """, logger: logger)
+        logger.warning("Google Play acknowledgement failed; retried", metadata: ["error": "\(ErrorText.describe(error))"])
+        return false
+    }
+
     /// Logs, and counts, the purchases still unacknowledged two days after they were made.
     func alert(now: Date) async throws {
         let overdue: Int64 = try await client.query(
             """
             SELECT count(*) FROM play_acknowledgements
-            WHERE acknowledged_at IS NULL AND purchased_at < \(now.addingTimeInterval(-Self.alertAge))
+            WHERE acknowledged_at IS NULL AND given_up_at IS NULL AND purchased_at < \(now.addingTimeInterval(-Self.alertAge))
             """, logger: logger
         ).decode(Int64.self).reduce(0) { $0 + $1 }
         metrics?.setPlayUnacknowledged(Int(overdue))

@@ -17,10 +17,12 @@ struct PlayDecider {
         var record: PlayPurchaseRecord
         var subscription: PlaySubscriptionPurchase?
         var product: PlayProductPurchase?
+        /// The environment of a void, which carries no purchase: its token's link's.
+        var environmentOverride: PurchaseEnvironment?
 
         /// Test purchases (a license tester's) are Sandbox.
         var environment: PurchaseEnvironment {
-            subscription?.testPurchase != nil || product?.purchaseType == 0 ? .sandbox : .production
+            environmentOverride ?? (subscription?.testPurchase != nil || product?.purchaseType == 0 ? .sandbox : .production)
         }
     }
 
@@ -31,8 +33,13 @@ struct PlayDecider {
         var entitlement: EntitlementState?
         /// The ledger row of the order the state names.
         var transaction: TransactionState?
-        /// The purchase's user: the app's `obfuscatedExternalAccountId`, else a sync's, else the linked one.
+        /// The purchase's user: the app's `obfuscatedExternalAccountId`, else a sync's (as
+        /// `TRANSFER_BEHAVIOR` allows), else the linked one.
         var userID: String?
+        /// Whether the token is new to an entitlement it reached through `linkedPurchaseToken` (an
+        /// upgrade, downgrade or re-signup): the old token's states, however late they were fetched,
+        /// never make it stale.
+        var joinsChain = false
         /// The newer token that replaced this one, when one did.
         var replacedBy: String?
     }
@@ -45,7 +52,7 @@ struct PlayDecider {
         if let newer = state.replacedBy {
             return .recorded("replaced by a newer purchase token (\(newer.prefix(16))…); its states no longer change the entitlement", entityKey: key)
         }
-        if let newest = state.entitlement?.lastEventTime, event.time.millisecondsSince1970 < newest.millisecondsSince1970 {
+        if !state.joinsChain, let newest = state.entitlement?.lastEventTime, event.time.millisecondsSince1970 < newest.millisecondsSince1970 {
             return .stale(key, newest: newest.formatted(.iso8601))
         }
         if let voided = event.record.voided {
@@ -70,10 +77,18 @@ struct PlayDecider {
         guard let productID = item?.productId ?? state.entitlement?.productID else {
             return .recorded("the subscription names no product", entityKey: key)
         }
-        guard let status = status(of: subscriptionState, cause: event.record.cause) else {
+        if purchase.canceledStateContext?.replacementCancellation != nil {
+            // An upgrade, downgrade or re-signup replaced it: the new token moves the entitlement.
+            return .recorded("replaced by a newer purchase (replacementCancellation)", entityKey: key)
+        }
+        guard var status = status(of: subscriptionState, cause: event.record.cause) else {
             // Pending: nothing is granted until it is paid; a canceled pending purchase never was.
             return .recorded("\(subscriptionState.rawValue): nothing is granted until it is paid", entityKey: key)
         }
+        // A refund is final: a later fetch saying the period ended does not undo it, and the
+        // period in force, once refunded, grants nothing.
+        if let current = state.entitlement?.status, [.refunded, .revoked].contains(current), status == .expired { status = current }
+        if state.transaction?.status == .refunded, status != .expired { status = .refunded }
         var entitlement = state.entitlement ?? EntitlementState(
             entityKey: key, userID: state.userID, productID: productID, productType: .autoRenewable, source: .playStore,
             environment: event.environment, status: status)
@@ -90,6 +105,7 @@ struct PlayDecider {
         entitlement.gracePeriodExpiresAt = status == .gracePeriod ? entitlement.expiresAt : nil
         entitlement.billingIssueDetectedAt = [.gracePeriod, .pastDue].contains(status) ? entitlement.billingIssueDetectedAt ?? event.time : nil
         entitlement.expirationReason = status == .expired ? (entitlement.cancelledAt != nil ? .voluntary : .other) : nil
+        if status == .refunded { entitlement.willRenew = false }
         entitlement.lastEventTime = event.time
 
         var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
@@ -133,12 +149,15 @@ struct PlayDecider {
         guard let productID = purchase.productId ?? event.record.productID ?? state.entitlement?.productID else {
             return .recorded("the purchase names no product", entityKey: key)
         }
-        let status: EntitlementStatus
+        var status: EntitlementStatus
         switch purchase.purchaseState {
         case 0: status = .active
-        case 1: status = voidedStatus
+        case 1 where state.entitlement != nil: status = voidedStatus
+        case 1: return .recorded("canceled before anything was granted for it", entityKey: key)
         default: return .recorded("pending: nothing is granted until it is paid", entityKey: key)
         }
+        // Its order refunded already (a void applied before this state): it grants nothing.
+        if state.transaction?.status == .refunded { status = voidedStatus }
         var entitlement = state.entitlement ?? EntitlementState(
             entityKey: key, userID: state.userID, productID: productID, productType: .nonConsumable, source: .playStore,
             environment: event.environment, status: status)
@@ -171,29 +190,43 @@ struct PlayDecider {
 
     private static func decideVoided(_ voided: PlayPurchaseRecord.Voided, _ event: Event, _ state: State) -> Decision {
         let key = state.entityKey
-        guard var entitlement = state.entitlement else {
-            // Nothing was granted for it here (or not yet): a late purchase state is refused by the ledger row below.
-            return .recorded("voided before anything was granted for it", entityKey: key)
-        }
         let voidedAt = voided.voidedTimeMillis?.date ?? event.time
+        if voided.isPartial {
+            // Part of a quantity-based purchase: the purchase stands.
+            return .recorded("a partial refund of a quantity-based purchase: access stays", entityKey: key)
+        }
         var decision = Decision(outcome: .applied, entityKey: key)
-        var voidsPeriodInForce = true
         if let orderID = voided.orderId {
+            // The order's ledger row, refunded: written even before anything was granted, so that a
+            // purchase state fetched before the refund and applied after it grants nothing.
             var transaction = state.transaction ?? TransactionState(
-                source: .playStore, providerTransactionID: orderID, environment: entitlement.environment, status: .refunded)
+                source: .playStore, providerTransactionID: orderID, environment: state.entitlement?.environment ?? event.environment,
+                status: .refunded)
             transaction.entitlementKey = key
-            transaction.userID = entitlement.userID
-            transaction.productID = transaction.productID ?? entitlement.productID
-            transaction.productType = transaction.productType ?? entitlement.productType
+            transaction.userID = transaction.userID ?? state.entitlement?.userID ?? state.userID
+            transaction.productID = transaction.productID ?? state.entitlement?.productID
+            transaction.productType = transaction.productType ?? state.entitlement?.productType
             transaction.status = .refunded
             transaction.refundedAt = transaction.refundedAt ?? voidedAt
             transaction.amountRefunded = transaction.amount
             transaction.lastEventTime = event.time
             decision.transactions = [transaction]
-            // An earlier period's order refunded: the period in force is still paid for.
-            if let periodEnd = state.transaction?.periodEnd, let expires = entitlement.expiresAt, periodEnd < expires {
-                voidsPeriodInForce = false
+        }
+        guard var entitlement = state.entitlement else {
+            decision.detail = "voided before anything was granted for it"
+            return decision
+        }
+        // A subscription's void ends access only when it paid for the period in force: its order
+        // is known and its period is the entitlement's. A one-time purchase has one order.
+        let voidsPeriodInForce: Bool
+        if entitlement.productType == .autoRenewable {
+            if let periodEnd = state.transaction?.periodEnd, let expires = entitlement.expiresAt {
+                voidsPeriodInForce = periodEnd >= expires
+            } else {
+                voidsPeriodInForce = state.transaction != nil || voided.orderId == nil
             }
+        } else {
+            voidsPeriodInForce = true
         }
         if voidsPeriodInForce {
             entitlement.status = voidedStatus

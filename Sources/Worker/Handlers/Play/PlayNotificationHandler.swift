@@ -25,20 +25,22 @@ struct PlayNotificationHandler: JobHandler {
     func handle(_ job: ClaimedJob, completion: JobCompletion) async throws {
         if let refusal = proof?.refusal(of: job) { throw refusal }
         let notification = try Self.notification(of: job)
-        let (type, purchaseToken) = try notification.kind()
+        let (type, purchaseToken) = notification.kind()
         guard let purchaseToken, type != .test else {
-            logger.info("Google Play test notification", metadata: ["event_id": "\(job.id)"])
+            logger.info("Google Play notification recorded", metadata: ["event_id": "\(job.id)", "type": "\(type)"])
             return
         }
         guard let packageName = notification.packageName else { throw Rejection(.malformed, "the notification names no packageName") }
         let record: PlayPurchaseRecord
         let externalID: String
         if let voided = notification.voidedPurchaseNotification {
+            let void = PlayPurchaseRecord.Voided(
+                orderId: voided.orderId, voidedTimeMillis: notification.eventTimeMillis, partial: voided.refundType == 2 ? true : nil)
             record = PlayPurchaseRecord(
-                cause: type.rawValue, fetchedAt: Date(), kind: voided.productType == 2 ? .product : .subscription, packageName: packageName, productID: nil,
-                purchaseToken: purchaseToken, voided: .init(orderId: voided.orderId, voidedTimeMillis: notification.eventTimeMillis), purchase: nil)
+                cause: type.rawValue, fetchedAt: Date(), kind: voided.productType == 2 ? .product : .subscription, packageName: packageName,
+                productID: nil, purchaseToken: purchaseToken, voided: void, purchase: nil)
             // The same key as voidedpurchases.list's: a void pushed and listed is one row.
-            externalID = Self.voidedExternalID(orderID: voided.orderId, token: purchaseToken)
+            externalID = PlayPurchaseRecord.voidedExternalID(void, token: purchaseToken)
         } else {
             guard let api else {
                 throw AttemptFailure(reason: "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE is not set: the purchase's state cannot be fetched")
@@ -57,6 +59,10 @@ struct PlayNotificationHandler: JobHandler {
                 logger.info("Google no longer knows the purchase", metadata: ["event_id": "\(job.id)", "type": "\(type)"])
                 return
             }
+            // Stored as it came, so it must be what Google documents: one JSON object.
+            guard (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) is [String: Any] else {
+                throw AttemptFailure(reason: "the Play Developer API answered something that is not a JSON object")
+            }
             record = PlayPurchaseRecord(
                 cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken, purchase: answer)
             externalID = "push:" + (job.externalID ?? String(job.id))
@@ -65,11 +71,6 @@ struct PlayNotificationHandler: JobHandler {
         logger.info("Google Play purchase state stored", metadata: [
             "event_id": "\(job.id)", "type": "\(type)", "result": "\(stored.first.map { "\($0)" } ?? "?")",
         ])
-    }
-
-    /// The `play_purchase` key of a voided purchase: its order (each renewal has its own), else its token.
-    static func voidedExternalID(orderID: String?, token: String) -> String {
-        "voided:" + (orderID ?? token)
     }
 
     /// The push's notification, from the stored push.

@@ -24,9 +24,11 @@ public final class GooglePlayAPIStandIn: Sendable {
         var products: [String: [String: any Sendable]] = [:]
         var voided: [[String: any Sendable]] = []
         var acknowledgements: [String: Int] = [:]
+        var acknowledgementRequests: [String: Int] = [:]
         var tokensIssued = 0
         var issued: Set<String> = []
         var failAcknowledgements = 0
+        var voidedPageSize = 1_000
     }
 
     private let state = Mutex(State())
@@ -34,6 +36,12 @@ public final class GooglePlayAPIStandIn: Sendable {
 
     public init() throws {
         key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+    }
+
+    /// The stand-in of the service account whose key file is `keyFile` (one ``keyFile(base:)`` wrote).
+    public init(keyFile: Data) throws {
+        struct File: Decodable { var private_key: String }
+        key = try _RSA.Signing.PrivateKey(pemRepresentation: try JSONDecoder().decode(File.self, from: keyFile).private_key)
     }
 
     /// The service account's JSON key file, its `token_uri` at `base`.
@@ -55,10 +63,14 @@ public final class GooglePlayAPIStandIn: Sendable {
     public func setSubscription(_ token: String, _ purchase: [String: any Sendable]) { state.withLock { $0.subscriptions[token] = purchase } }
     public func setProduct(_ token: String, _ purchase: [String: any Sendable]) { state.withLock { $0.products[token] = purchase } }
     public func addVoided(_ voided: [String: any Sendable]) { state.withLock { $0.voided.append(voided) } }
+    /// Voided purchases per page (`maxResults` caps it too).
+    public func setVoidedPageSize(_ size: Int) { state.withLock { $0.voidedPageSize = size } }
     /// The next `count` acknowledgements answer `503`.
     public func failAcknowledgements(_ count: Int) { state.withLock { $0.failAcknowledgements = count } }
     /// How many times each token was acknowledged (taken, not refused).
     public var acknowledgements: [String: Int] { state.withLock { $0.acknowledgements } }
+    /// How many acknowledgement requests each token had, refused ones too.
+    public var acknowledgementRequests: [String: Int] { state.withLock { $0.acknowledgementRequests } }
     public var tokensIssued: Int { state.withLock { $0.tokensIssued } }
 
     public func addRoutes(to router: Router<BasicRequestContext>) {
@@ -84,13 +96,19 @@ public final class GooglePlayAPIStandIn: Sendable {
         router.get(RouterPath(stringLiteral: app + "/subscriptionsv2/tokens/:token")) { request, context -> Response in
             if let refusal = self.refusal(request) { return refusal }
             let token = context.parameters.get("token") ?? ""
-            guard let purchase = self.state.withLock({ $0.subscriptions[token] }) else { return Self.notFound() }
-            return Self.json(.ok, purchase)
+            let (subscription, isProduct) = self.state.withLock { ($0.subscriptions[token], $0.products[token] != nil) }
+            // Google answers a one-time product's token asked as a subscription with a 400.
+            if isProduct { return Self.error(400, "invalid", "Invalid Value") }
+            guard let subscription else { return Self.notFound() }
+            return Self.json(.ok, subscription)
         }
         router.get(RouterPath(stringLiteral: app + "/products/:product/tokens/:token")) { request, context -> Response in
             if let refusal = self.refusal(request) { return refusal }
             let token = context.parameters.get("token") ?? ""
             guard let purchase = self.state.withLock({ $0.products[token] }) else { return Self.notFound() }
+            guard purchase["productId"] as? String == context.parameters.get("product") else {
+                return Self.error(400, "purchaseTokenDoesNotMatchProductId", "The purchase token does not match the product ID.")
+            }
             return Self.json(.ok, purchase)
         }
         for collection in ["subscriptions", "products"] {
@@ -102,14 +120,23 @@ public final class GooglePlayAPIStandIn: Sendable {
                 return self.acknowledge(String(action.dropLast(":acknowledge".count)), subscription: collection == "subscriptions")
             }
         }
+        // Pages of `maxResults` (at most the page size set), continued by `token`: an offset here.
         router.get(RouterPath(stringLiteral: app + "/voidedpurchases")) { request, _ -> Response in
             if let refusal = self.refusal(request) { return refusal }
-            return Self.json(.ok, ["voidedPurchases": self.state.withLock { $0.voided }])
+            let query = request.uri.queryParameters
+            let (all, pageSize) = self.state.withLock { ($0.voided, $0.voidedPageSize) }
+            let size = min(pageSize, query["maxResults"].flatMap { Int(String($0)) } ?? 1_000)
+            let start = query["token"].flatMap { Int(String($0)) } ?? 0
+            let page = Array(all.dropFirst(start).prefix(size))
+            var answer: [String: any Sendable] = ["voidedPurchases": page]
+            if start + size < all.count { answer["tokenPagination"] = ["nextPageToken": String(start + size)] }
+            return Self.json(.ok, answer)
         }
     }
 
     private func acknowledge(_ token: String, subscription: Bool) -> Response {
         state.withLock { state -> Response in
+            state.acknowledgementRequests[token, default: 0] += 1
             if state.failAcknowledgements > 0 {
                 state.failAcknowledgements -= 1
                 return Self.error(503, "backendError", "Backend Error")
