@@ -212,4 +212,18 @@ struct PlayAppSideTests {
             }
         }
     }
+
+    /// `worker customer` and the console find a Play purchase by its token, its order or its key.
+    @Test func anOperatorFindsAPlayPurchaseByTokenOrderOrKey() async throws {
+        try await PlayHarness.run { play in
+            play.api.setSubscription("tok-find", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), order: "GPA.find-1", account: "acct_find"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "tok-find"))
+            try await play.harness.drain()
+            let lookup = CustomerLookup(client: play.harness.db.client, logger: TestDatabase.logger)
+            for id in ["tok-find", "GPA.find-1", "play:tok-find", "acct_find"] {
+                #expect(try await lookup.find(id) == [.user("acct_find")], "\(id)")
+            }
+        }
+    }
 }

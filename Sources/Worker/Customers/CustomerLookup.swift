@@ -5,7 +5,8 @@ import PostgresNIO
 
 /// Finds whose story an operator asks about, from whatever id they have at hand: a user id, an
 /// email address, an Apple `originalTransactionId`, a Stripe customer, subscription, payment
-/// intent or charge id, or an entity key as `applied_events` names it.
+/// intent or charge id, a Google Play purchase token, a ledger row's provider id (an Apple
+/// `transactionId`, a Play order `GPA.…`), or an entity key as `applied_events` names it.
 struct CustomerLookup: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -22,8 +23,11 @@ struct CustomerLookup: Sendable {
             UNION SELECT user_id, NULL FROM transactions WHERE user_id = \(query)
             UNION SELECT user_id, NULL FROM balances WHERE user_id = \(query)
             UNION SELECT user_id, CASE WHEN user_id IS NULL THEN entitlement_key END FROM provider_links WHERE external_id = \(query)
+            UNION SELECT user_id, CASE WHEN user_id IS NULL THEN entitlement_key END FROM transactions
+                WHERE provider_transaction_id = \(query) AND (user_id IS NOT NULL OR entitlement_key IS NOT NULL)
             UNION SELECT user_id, CASE WHEN user_id IS NULL THEN entity_key END FROM entitlements
-                WHERE entity_key = \(query) OR entity_key IN ('apple:production:' || \(query), 'apple:sandbox:' || \(query))
+                WHERE entity_key = \(query)
+                    OR entity_key IN ('apple:' || \(query), 'apple:sandbox:' || \(query), 'play:' || \(query), 'play:sandbox:' || \(query))
             """, logger: logger)
         for try await (user, entity) in rows.decode((String?, String?).self) {
             if let user { users.append(user) } else if let entity { entities.append(entity) }

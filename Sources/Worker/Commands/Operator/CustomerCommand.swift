@@ -9,8 +9,9 @@ struct CustomerCommand: AsyncParsableCommand {
         commandName: "customer",
         abstract: "A customer's entitlements, ledger and the timeline of every event that touched them.",
         discussion: """
-            ID is a user id, an email address, an Apple originalTransactionId, a Stripe customer, \
-            subscription, payment intent or charge id, or an entity key (apple:production:2000…). \
+            ID is a user id, an email address, an Apple originalTransactionId or transactionId, a Stripe \
+            customer, subscription, payment intent or charge id, a Google Play purchase token or order id \
+            (GPA.…), or an entity key (apple:2000…, apple:sandbox:2000…, play:<token>). \
             The timeline is newest first: each stored event with its origin (webhook, sync, recovery, \
             reconciliation, rebuild, clock), the decision it produced (applied, stale, recorded, or its \
             queue state while not applied) and the outgoing events and deliveries it caused. Exits 1 \
