@@ -142,13 +142,18 @@ public final class GooglePlayAPIStandIn: Sendable {
                 return Self.error(503, "backendError", "Backend Error")
             }
             let acknowledged: Bool
+            // Only a purchase in the purchased state can be acknowledged (Google: invalidPurchaseState).
+            let refused = Self.error(400, "invalidPurchaseState", "The purchase is not in a valid state to perform the desired operation.")
             if subscription {
                 guard var purchase = state.subscriptions[token] else { return Self.notFound() }
+                let paid = ["SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_CANCELED", "SUBSCRIPTION_STATE_IN_GRACE_PERIOD"]
+                guard paid.contains(purchase["subscriptionState"] as? String ?? "") else { return refused }
                 acknowledged = purchase["acknowledgementState"] as? String == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
                 purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
                 state.subscriptions[token] = purchase
             } else {
                 guard var purchase = state.products[token] else { return Self.notFound() }
+                guard purchase["purchaseState"] as? Int == 0 else { return refused }
                 acknowledged = purchase["acknowledgementState"] as? Int == 1
                 purchase["acknowledgementState"] = 1
                 state.products[token] = purchase

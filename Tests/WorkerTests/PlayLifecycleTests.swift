@@ -238,4 +238,25 @@ struct PlayLifecycleTests {
             #expect(play.api.acknowledgements == ["new-r": 1])
         }
     }
+
+    /// A purchase that stopped being one to acknowledge before it was (refunded, expired): Google
+    /// refuses, the purchase says so, and the acknowledgement is given up, not retried forever.
+    @Test func anAcknowledgementOfAPurchaseNoLongerPaidIsGivenUp() async throws {
+        try await PlayHarness.run { play in
+            play.api.setSubscription("sub-g", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), account: "user-g"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "sub-g"))
+            try await play.harness.drain()
+            play.api.setSubscription("sub-g", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Date().addingTimeInterval(-60), autoRenew: false, account: "user-g"))
+            try await play.acknowledge()
+            #expect(play.api.acknowledgements.isEmpty)
+            #expect(try await play.text("SELECT last_error FROM play_acknowledgements WHERE given_up_at IS NOT NULL")
+                == "the subscription is SUBSCRIPTION_STATE_EXPIRED")
+            // Given up: not asked again.
+            try await play.harness.db.client.query("UPDATE play_acknowledgements SET next_attempt_at = now()", logger: TestDatabase.logger)
+            try await play.acknowledge()
+            #expect(play.api.acknowledgementRequests == ["sub-g": 1])
+        }
+    }
 }
