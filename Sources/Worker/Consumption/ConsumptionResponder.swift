@@ -147,9 +147,9 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             """, logger: logger)
     }
 
-    /// Tried again later: a minute, doubling, at most an hour.
+    /// Tried again later (``ProviderCallRetry``).
     private func retry(_ request: Request, body: String, error: String) async throws {
-        let delay = min(60 * pow(2, Double(request.attempts)), 3_600)
+        let delay = ProviderCallRetry.delay(afterAttempts: request.attempts)
         try await client.query(
             """
             UPDATE consumption_requests SET attempts = attempts + 1, body = \(body)::jsonb, last_error = \(error),

@@ -129,9 +129,9 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
         }
     }
 
-    /// Tried again later: a minute, doubling, at most an hour — well inside Google's three days.
+    /// Tried again later (``ProviderCallRetry``).
     private func retry(_ due: Due, error: any Error) async throws -> Bool {
-        let delay = min(60 * pow(2, Double(due.attempts)), 3_600)
+        let delay = ProviderCallRetry.delay(afterAttempts: due.attempts)
         try await client.query(
             """
             UPDATE play_acknowledgements SET attempts = attempts + 1, last_error = \(ErrorText.describe(error)),
