@@ -9,6 +9,9 @@ struct CurrencyGrantDecisionTests {
     static let monthly = CatalogProduct(
         id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 1_000], trialCurrencyGrants: ["credits": 100])
     static let plain = CatalogProduct(id: "pro.lifetime", type: .nonConsumable)
+    static let expiringMonthly = CatalogProduct(id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 1_000], currencyGrantsExpire: true)
+    static let expiringPack = CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500], currencyGrantsExpire: true)
+    static let periodEnd = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func tx(_ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil) -> TransactionState? {
         guard let status else { return nil }
@@ -28,52 +31,77 @@ struct CurrencyGrantDecisionTests {
         var after: TransactionState
         var product: CatalogProduct?
         var firstPeriod = true
-        var expected: CurrencyGrantDecision.Change?
+        var periodEnd: Date?
+        var expected: [CurrencyGrantDecision.Change]
         var testDescription: String { name }
     }
 
     static let rows: [Row] = [
         Row(name: "a pack bought", before: nil, after: tx(.succeeded)!, product: pack,
-            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
         Row(name: "a pending payment succeeding", before: tx(.pending), after: tx(.succeeded)!, product: pack,
-            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
-        Row(name: "paid again (a duplicate)", before: tx(.succeeded), after: tx(.succeeded)!, product: pack, expected: nil),
-        Row(name: "no user yet", before: nil, after: tx(.succeeded, user: nil)!, product: pack, expected: nil),
-        Row(name: "a product granting nothing", before: nil, after: tx(.succeeded)!, product: plain, expected: nil),
-        Row(name: "not in the catalog", before: nil, after: tx(.succeeded)!, product: nil, expected: nil),
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
+        Row(name: "paid again (a duplicate)", before: tx(.succeeded), after: tx(.succeeded)!, product: pack, expected: []),
+        Row(name: "no user yet", before: nil, after: tx(.succeeded, user: nil)!, product: pack, expected: []),
+        Row(name: "a product granting nothing", before: nil, after: tx(.succeeded)!, product: plain, expected: []),
+        Row(name: "not in the catalog", before: nil, after: tx(.succeeded)!, product: nil, expected: []),
         Row(name: "a subscription's first period", before: nil, after: tx(.succeeded)!, product: monthly,
-            expected: .grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)),
+            expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)]),
         Row(name: "a renewal", before: nil, after: tx(.succeeded)!, product: monthly, firstPeriod: false,
-            expected: .grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant)),
+            expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant)]),
         Row(name: "a free trial's period", before: nil, after: tx(.succeeded, amount: 0)!, product: monthly,
-            expected: .grant(user: "u", amounts: ["credits": 100], cause: .purchase, key: keys.grant)),
+            expected: [.grant(user: "u", amounts: ["credits": 100], cause: .purchase, key: keys.grant)]),
         Row(name: "a free pack is no trial", before: nil, after: tx(.succeeded, amount: 0)!, product: pack,
-            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
         Row(name: "a refunded pack", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: pack,
-            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
         Row(name: "a pack refunded in part is taken back whole", before: tx(.succeeded), after: tx(.refunded, refunded: 300)!, product: pack,
-            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
         Row(name: "a period refunded in part", before: tx(.succeeded), after: tx(.refunded, refunded: 333)!, product: monthly,
-            expected: .takeBack(grantKey: keys.grant, numerator: 333, denominator: 999, key: keys.takeBack)),
+            expected: [.takeBack(grantKey: keys.grant, numerator: 333, denominator: 999, key: keys.takeBack)]),
         Row(name: "a period refunded whole", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: monthly,
-            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
         Row(name: "a dispute", before: tx(.succeeded), after: tx(.disputed)!, product: monthly,
-            expected: .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)),
-        Row(name: "refunded before it was seen paid", before: nil, after: tx(.refunded, refunded: 999)!, product: pack, expected: nil),
-        Row(name: "refunded again", before: tx(.refunded, refunded: 999), after: tx(.refunded, refunded: 999)!, product: pack, expected: nil),
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
+        Row(name: "refunded before it was seen paid", before: nil, after: tx(.refunded, refunded: 999)!, product: pack, expected: []),
+        Row(name: "refunded again", before: tx(.refunded, refunded: 999), after: tx(.refunded, refunded: 999)!, product: pack, expected: []),
         Row(name: "a refund reversed", before: tx(.refunded, refunded: 999), after: tx(.succeeded)!, product: pack,
-            expected: .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)),
+            expected: [.giveBack(grantKey: keys.grant, key: keys.giveBack)]),
         Row(name: "a dispute won", before: tx(.disputed), after: tx(.succeeded)!, product: monthly,
-            expected: .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)),
-        Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: nil),
+            expected: [.giveBack(grantKey: keys.grant, key: keys.giveBack)]),
+        Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: []),
         Row(name: "paid before its user was known", before: tx(.succeeded, user: nil), after: tx(.succeeded)!, product: pack,
-            expected: .grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)),
-        Row(name: "its user changed (a transfer)", before: tx(.succeeded, user: "v"), after: tx(.succeeded)!, product: pack, expected: nil),
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
+        Row(name: "its user changed (a transfer)", before: tx(.succeeded, user: "v"), after: tx(.succeeded)!, product: pack, expected: []),
+        // A refund in part while the payment stands (Stripe's charge.refunded with refunded false):
+        // the share refunded so far, under a key of that amount; the function asks only the rest.
+        Row(name: "refunded in part", before: tx(.succeeded), after: tx(.succeeded, refunded: 300)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 300, denominator: 999, key: keys.takeBack + "#300")]),
+        Row(name: "refunded in part again", before: tx(.succeeded, refunded: 300), after: tx(.succeeded, refunded: 600)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 600, denominator: 999, key: keys.takeBack + "#600")]),
+        Row(name: "the same partial refund again", before: tx(.succeeded, refunded: 600), after: tx(.succeeded, refunded: 600)!, product: pack,
+            expected: []),
+        Row(name: "refunded whole after a part", before: tx(.succeeded, refunded: 600), after: tx(.refunded, refunded: 999)!, product: monthly,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
+        Row(name: "first seen refunded in part", before: nil, after: tx(.succeeded, refunded: 333)!, product: pack,
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant),
+                       .takeBack(grantKey: keys.grant, numerator: 333, denominator: 999, key: keys.takeBack + "#333")]),
+        Row(name: "a refund in part of no amount", before: tx(.succeeded), after: tx(.succeeded, amount: nil, refunded: 300)!, product: pack,
+            expected: []),
+        // Grants that expire at the end of their period: a subscription's, when its product says so.
+        Row(name: "a period whose grant expires", before: nil, after: tx(.succeeded)!, product: expiringMonthly, firstPeriod: false,
+            periodEnd: periodEnd,
+            expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant, expiresAt: periodEnd)]),
+        Row(name: "a period whose grant does not expire", before: nil, after: tx(.succeeded)!, product: monthly, periodEnd: periodEnd,
+            expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)]),
+        Row(name: "a one-time purchase's grant never expires", before: nil, after: tx(.succeeded)!, product: expiringPack, periodEnd: periodEnd,
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
     ]
 
     @Test(arguments: rows)
     func theChangeIs(_ row: Row) {
-        #expect(CurrencyGrantDecision.change(before: row.before, after: row.after, product: row.product, firstPeriod: row.firstPeriod) == row.expected)
+        #expect(CurrencyGrantDecision.changes(
+            before: row.before, after: row.after, product: row.product, firstPeriod: row.firstPeriod, periodEnd: row.periodEnd) == row.expected)
     }
 
     @Test func theKeysNameTheProvidersTransaction() {
@@ -87,11 +115,13 @@ struct CurrencyGrantDecisionTests {
         #expect(CurrencyGrantDecision.argument([]) == nil)
         let text = CurrencyGrantDecision.argument([
             .grant(user: "u", amounts: ["gems": 2, "credits": 500], cause: .renewal, key: "grant:k"),
-            .takeBack(grantKey: "grant:k", numerator: 1, denominator: 3, key: "take_back:k"), .giveBack(takeBackKey: "take_back:k", key: "give_back:k"),
+            .grant(user: "u", amounts: ["credits": 1], cause: .renewal, key: "grant:e", expiresAt: Date(timeIntervalSince1970: 946_684_801)),
+            .takeBack(grantKey: "grant:k", numerator: 1, denominator: 3, key: "take_back:k"), .giveBack(grantKey: "grant:k", key: "give_back:k"),
         ])
         #expect(text == #"[{"kind":"grant","user":"u","amounts":{"credits":500,"gems":2},"cause":"renewal","key":"grant:k"},"#
+            + #"{"kind":"grant","user":"u","amounts":{"credits":1},"cause":"renewal","key":"grant:e","expires_at_us":1000000},"#
             + #"{"kind":"take_back","of":"grant:k","numerator":1,"denominator":3,"key":"take_back:k"},"#
-            + #"{"kind":"give_back","of":"take_back:k","key":"give_back:k"}]"#)
+            + #"{"kind":"give_back","of":"grant:k","key":"give_back:k"}]"#)
     }
 
     @Test func aPaidTransactionLinkedLateIsGrantedToTheUser() {

@@ -48,6 +48,13 @@ struct BalanceAnnouncementTests {
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:transaction:store_kit:production:2000:x") == "2000:x")
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "take_back:transaction:web_checkout:sandbox:pi_1") == "pi_1")
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "spend-7") == nil)
+        // Every key CurrencyGrantDecision makes, and the expiry's of a grant, name it.
+        var paid = TransactionState(source: .webCheckout, providerTransactionID: "pi_2", environment: .sandbox, status: .succeeded)
+        paid.amount = 100
+        let keys = CurrencyGrantDecision.keys(of: paid)
+        for key in [keys.grant, keys.takeBack, keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(keys.takeBack, refunded: 30), "expiry:" + keys.grant] {
+            #expect(BalanceAnnouncer.providerTransactionID(ofKey: key) == "pi_2", "\(key)")
+        }
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:other:a:b:c") == nil)
     }
 }

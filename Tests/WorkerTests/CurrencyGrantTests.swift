@@ -26,6 +26,32 @@ struct CurrencyGrantTests {
             trialCurrencyGrants: ["credits": 100]))
     }
 
+    /// `credits.500` paid on the web two minutes ago, as PaymentIntent `pi_<name>` (charge
+    /// `ch_<name>`) of `user_<name>`, applied; returns when it was paid.
+    static func packPaid(_ system: SystemHarness, _ name: String) async throws -> Date {
+        let paid = Date().addingTimeInterval(-120).rounded
+        try await system.stripe(
+            "payment_intent.succeeded", StripeObjects.paymentIntent("pi_\(name)", user: "user_\(name)", product: "credits.500", charge: "ch_\(name)"),
+            at: paid)
+        try await system.drain()
+        return paid
+    }
+
+    /// A monthly subscription (`<id>001`) bought forty days ago, and its renewal (`<id>002`) ten days
+    /// ago, notified and applied; returns both transactions.
+    static func twoPeriods(
+        _ system: SystemHarness, _ id: String, user: String?
+    ) async throws -> (first: SampleAppleTransaction, renewal: SampleAppleTransaction) {
+        let start = Date().addingTimeInterval(-40 * 86_400).rounded
+        let first = subscription("\(id)001", user: user, purchased: start)
+        try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: start)
+        var renewal = subscription("\(id)002", user: user, purchased: start.addingTimeInterval(30 * 86_400))
+        renewal.originalTransactionId = first.transactionId
+        try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400))
+        try await system.drain()
+        return (first, renewal)
+    }
+
     /// Bought on the web: three events about one payment grant once; the refund takes all of it
     /// back (the user spent some: the rest is recorded as what could not be taken).
     @Test func aPackIsGrantedOnceAndTakenBackOnItsRefund() async throws {
@@ -114,13 +140,8 @@ struct CurrencyGrantTests {
     @Test func purchasesPaidBeforeTheirUserWasKnownAreGrantedWhenItIs() async throws {
         try await SystemHarness.run { system in
             try await Self.addCatalog(system)
+            let (_, renewal) = try await Self.twoPeriods(system, "33", user: nil)
             let start = Date().addingTimeInterval(-40 * 86_400).rounded
-            let first = subscription("33001", user: nil, purchased: start)
-            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: first, at: start)
-            var renewal = subscription("33002", user: nil, purchased: start.addingTimeInterval(30 * 86_400))
-            renewal.originalTransactionId = "33001"
-            try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400))
-            try await system.drain()
             #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 0, "nobody to grant to yet")
 
             try await system.sync(renewal, userID: "user_late")
@@ -137,11 +158,7 @@ struct CurrencyGrantTests {
     @Test func aDisputeTakesTheGrantBackAndWinningItGivesItBack() async throws {
         try await SystemHarness.run { system in
             try await Self.addCatalog(system)
-            let paid = Date().addingTimeInterval(-120).rounded
-            try await system.stripe(
-                "payment_intent.succeeded", StripeObjects.paymentIntent("pi_dispute", user: "user_dispute", product: "credits.500", charge: "ch_dispute"),
-                at: paid)
-            try await system.drain()
+            let paid = try await Self.packPaid(system, "dispute")
             try await system.stripe(
                 "charge.dispute.created", StripeObjects.dispute("dp_1", charge: "ch_dispute", paymentIntent: "pi_dispute"), at: paid.addingTimeInterval(5))
             try await system.drain()
@@ -155,6 +172,82 @@ struct CurrencyGrantTests {
             #expect(try await Self.balances(system, "user_dispute") == ["credits": 500, "gems": 2])
             let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_dispute", limit: 10)
             #expect(rows.map(\.cause) == [.refundReversal, .refund, .purchase], "given back once")
+        }
+    }
+
+    /// Two refunds in part of one payment, then the rest (Stripe's `charge.refunded`, `refunded`
+    /// false until the whole is): each takes back its share of the grant once, rounded up, and the
+    /// whole refund only what the parts did not.
+    @Test func refundsInPartTakeBackEachShareOnce() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let paid = try await Self.packPaid(system, "parts")
+            let first = StripeObjects.charge("ch_parts", paymentIntent: "pi_parts", refunded: false, amountRefunded: 1_000)
+            try await system.stripe("charge.refunded", first, at: paid.addingTimeInterval(5), id: "evt_part_1")
+            try await system.stripe("charge.refunded", first, at: paid.addingTimeInterval(5), id: "evt_part_1")
+            try await system.drain(workers: 2)
+            // 1,000 of 4,999 refunded: 100.02 credits and 0.4 gems, each rounded up.
+            #expect(try await Self.balances(system, "user_parts") == ["credits": 399, "gems": 1])
+
+            let second = StripeObjects.charge("ch_parts", paymentIntent: "pi_parts", refunded: false, amountRefunded: 2_500)
+            try await system.stripe("charge.refunded", second, at: paid.addingTimeInterval(10))
+            try await system.drain()
+            // 2,500 of 4,999 in all: 251 credits and 2 gems, of which 101 and 1 were taken already.
+            #expect(try await Self.balances(system, "user_parts") == ["credits": 249, "gems": 0])
+
+            try await system.stripe("charge.refunded", StripeObjects.charge("ch_parts", paymentIntent: "pi_parts"), at: paid.addingTimeInterval(15))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_parts") == ["credits": 0, "gems": 0])
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_parts", limit: 10)
+            #expect(rows.map(\.cause) == [.refund, .refund, .refund, .purchase])
+            #expect(rows.map(\.applied) == [["credits": -249], ["credits": -150, "gems": -1], ["credits": -101, "gems": -1], ["credits": 500, "gems": 2]])
+            #expect(rows.allSatisfy { $0.shortfall == nil }, "nothing was spent: every share was there to take")
+        }
+    }
+
+    /// A subscription whose periods' grants expire (`--currency-grants-expire true`): a spend
+    /// takes from the period that ends first; at its end the rest of its grant expires and the
+    /// next period's stays; a refund of the ended period then takes back only what was spent of it.
+    @Test func aPeriodsGrantExpiresAtItsEndAndSpendsUseItFirst() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+            _ = try await catalog.update("pro.monthly", CatalogStore.Changes(currencyGrantsExpire: true))
+            let user = UUID().uuidString.lowercased()
+            let (first, renewal) = try await Self.twoPeriods(system, "34", user: user)
+            #expect(try await Self.balances(system, user) == ["credits": 2_000])
+            let store = BalanceStore(client: system.db.client, logger: TestDatabase.logger)
+            let granted = try await store.history(user: user, limit: 10)
+            #expect(granted.map(\.expiresAt) == [renewal.expiresDate, first.expiresDate].map { $0.map { Date(timeIntervalSince1970: Double($0) / 1_000) } })
+            _ = try await store.adjust(user: user, try BalanceAdjustments(["credits": -300]), cause: .api, key: "spend-1", digest: nil)
+
+            let expiry = BalanceExpiryService(
+                store: store, lease: MaintenanceLease(client: system.db.client, task: "balance-expiry", owner: "test", logger: TestDatabase.logger),
+                interval: .seconds(60), logger: TestDatabase.logger)
+            #expect(try await expiry.runOnce() == 1, "the first period ended ten days ago")
+            #expect(try await Self.balances(system, user) == ["credits": 1_000], "700 of it were left to expire; the renewal's stay")
+            #expect(try await expiry.runOnce() == 0, "expired once")
+            let expired = try #require(try await store.history(user: user, limit: 1).first)
+            #expect(expired.cause == .expiry && expired.applied == ["credits": -700] && expired.shortfall == nil)
+
+            var refunded = first
+            refunded.revocationDate = Date().millisecondsSince1970
+            refunded.revocationReason = 0
+            try await system.notify("REFUND", transaction: refunded, at: Date().rounded)
+            try await system.drain()
+            // 1,000 refunded, 700 of which expired already: the 300 spent of it are taken back.
+            #expect(try await Self.balances(system, user) == ["credits": 700])
+            #expect(try await store.history(user: user, limit: 1).first?.applied == ["credits": -300])
+            _ = try await system.announceBalances()
+            let causes = try await system.db.client.query(
+                "SELECT convert_from(payload, 'UTF8') FROM outgoing_events WHERE type = 'balance.changed' AND user_id = \(user) ORDER BY sequence",
+                logger: TestDatabase.logger)
+            var origins: [String] = []
+            for try await body in causes.decode(String.self) {
+                let json = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                origins.append(((json?["cause"] as? [String: Any])?["origin"] as? String) ?? "?")
+            }
+            #expect(origins == ["webhook", "webhook", "api", "clock", "webhook"])
         }
     }
 }

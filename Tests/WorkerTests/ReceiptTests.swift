@@ -88,6 +88,24 @@ struct ReceiptTests {
             #expect(transactions.map { $0["product_id"] as? String } == ["pro.monthly", "pro.monthly", "pro.lifetime"])
             #expect(transactions.first?["environment"] as? String == "sandbox")
             #expect(try await system.db.scalar("SELECT count(*) FROM events") == 0)
+
+            // Each is the row the read API shows once the receipt is stored, but for its id (none
+            // yet), with Apple's ids, expiry and token beside it.
+            let apple: Set = ["transaction_id", "original_transaction_id", "expires_at", "app_account_token"]
+            #expect(transactions.allSatisfy { $0.keys.contains("id") && $0["id"] is NSNull })
+            #expect(transactions.map { $0["original_transaction_id"] as? String } == ["0", "0", "7"])
+            #expect(transactions.map { $0["amount_refunded"] is NSNull } == [true, true, true])
+            let stored = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_verify"])
+            #expect(stored.status == .accepted)
+            try await system.drain()
+            let history = try await system.transactions(userID: "user_verify")
+            #expect(history.count == 3)
+            for row in history {
+                let id = try #require(row["provider_transaction_id"] as? String)
+                let verified = try #require(transactions.first { $0["transaction_id"] as? String == id })
+                let shown = verified.filter { !apple.contains($0.key) && $0.key != "id" }
+                #expect(NSDictionary(dictionary: shown) == NSDictionary(dictionary: row.filter { $0.key != "id" }), "\(id)")
+            }
         }
     }
 

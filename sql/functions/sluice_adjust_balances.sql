@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- The one way a balance changes (docs/credits.md): the API's spends and deposits, an operator's
--- adjustment, and (to come) the grants and take-backs of purchases all call it.
+-- adjustment, and the grants, take-backs and expiries of purchases all call it.
 --
 -- p_adjustments is {"credits": -20, "gems": 5}: every currency moves, or none does.
 --   * One change at a time per user: a transaction-scoped advisory lock on the user, so that
@@ -12,12 +12,20 @@
 --     ("insufficient", with what was short) and nothing is written.
 --     p_floor true (a take-back): each currency stops at zero, and what could not be taken is
 --     kept as the row's shortfall.
+--   * p_expires_at (a grant of a subscription period whose grants expire): what it adds is kept
+--     as lots (balance_lots) that expire then.
+--   * Whatever takes a balance down takes it from the lots first: those of p_reverses (the grant
+--     being taken back or expired) first, then the soonest to expire, so that the lots never hold
+--     more than the balance and a spend uses what would expire before what would not.
+--   * p_reverses, p_cause_event_id: recorded on the row (the grant it undoes; the provider event
+--     it came from, for its announcement).
 -- Returns {"outcome": applied | replayed | key_reused, "id": the ledger row's id} or
 -- {"outcome": "insufficient", "insufficient": {"credits": {"balance": 3, "requested": -20}}}.
 -- SECURITY DEFINER: ingest may call it, and may not write the tables any other way.
 CREATE OR REPLACE FUNCTION sluice_adjust_balances(
     p_user text, p_adjustments jsonb, p_cause text, p_key text, p_digest bytea, p_floor boolean,
-    p_reason text, p_metadata jsonb, p_actor text
+    p_reason text, p_metadata jsonb, p_actor text,
+    p_expires_at timestamptz DEFAULT NULL, p_reverses bigint DEFAULT NULL, p_cause_event_id bigint DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     stored balance_transactions;
@@ -27,6 +35,8 @@ DECLARE
     applied jsonb := '{}';
     after jsonb := '{}';
     taken bigint;
+    lowered boolean := false;
+    raised boolean := false;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || p_user, 0));
     IF p_key IS NOT NULL THEN
@@ -52,6 +62,8 @@ BEGIN
         END IF;
         applied := applied || jsonb_build_object(a.currency, taken);
         after := after || jsonb_build_object(a.currency, current_amount + taken);
+        lowered := lowered OR taken < 0;
+        raised := raised OR taken > 0;
         IF taken <> a.amount THEN
             short := short || jsonb_build_object(a.currency, taken - a.amount);
         END IF;
@@ -65,20 +77,42 @@ BEGIN
     ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
 
     INSERT INTO balance_transactions (user_id, idempotency_key, request_digest, adjustments, applied, balances, shortfall, cause,
-        reason, metadata, actor)
-    VALUES (p_user, p_key, p_digest, p_adjustments, applied, after, NULLIF(short, '{}'), p_cause, p_reason, p_metadata, p_actor)
+        reason, metadata, actor, expires_at, reverses, cause_event_id)
+    VALUES (p_user, p_key, p_digest, p_adjustments, applied, after, NULLIF(short, '{}'), p_cause, p_reason, p_metadata, p_actor,
+        p_expires_at, p_reverses, p_cause_event_id)
     RETURNING * INTO stored;
+
+    IF lowered THEN
+        -- Each lot keeps what is left once the amount taken is counted off the lots in order:
+        -- running is the lots' total up to and with this one.
+        UPDATE balance_lots l SET remaining = GREATEST(0, LEAST(l.remaining, o.running - o.taken))
+        FROM (
+            SELECT h.grant_position, h.currency, -x.value::bigint AS taken,
+                   sum(h.remaining) OVER (PARTITION BY h.currency
+                       ORDER BY h.grant_position IS NOT DISTINCT FROM p_reverses DESC, h.expires_at, h.grant_position) AS running
+            FROM jsonb_each_text(applied) AS x
+            JOIN balance_lots h ON h.user_id = p_user AND h.currency = x.key AND h.remaining > 0
+            WHERE x.value::bigint < 0
+        ) o
+        WHERE l.grant_position = o.grant_position AND l.currency = o.currency AND o.running - l.remaining < o.taken;
+    END IF;
+    IF raised AND p_expires_at IS NOT NULL THEN
+        INSERT INTO balance_lots (grant_position, user_id, currency, remaining, expires_at)
+        SELECT stored.position, p_user, key, value::bigint, p_expires_at FROM jsonb_each_text(applied) WHERE value::bigint > 0;
+    END IF;
     RETURN jsonb_build_object('outcome', 'applied', 'id', stored.id);
 END $$;
 
 -- Least privilege: ingest (the API) and the worker (the CLI, grants) may call it.
-REVOKE ALL ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint) FROM PUBLIC;
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_ingest') THEN
-        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) TO sluice_ingest;
+        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)
+            TO sluice_ingest;
     END IF;
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text) TO sluice_worker;
+        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)
+            TO sluice_worker;
     END IF;
 END $$;

@@ -1,40 +1,77 @@
 -- SPDX-License-Identifier: Apache-2.0
--- Undoes a share of an earlier balance change, found by its idempotency key (docs/credits.md):
--- a refund takes back the grant of the purchase it refunds, a refund reversal gives back what
--- the refund took. Each currency of the earlier row's `applied` moves the other way by
--- p_numerator / p_denominator of it, rounded up (a refund of 1/3 of 500 credits takes 167),
--- through sluice_adjust_balances (p_floor: a take-back stops at zero and records the shortfall),
--- for the user the earlier change was made for, under p_key (once).
--- Returns sluice_adjust_balances' answer, or {"outcome": "nothing"} when there is no earlier
--- change (the purchase granted nothing) or its share rounds to nothing.
+-- Undoes a share of a grant, found by its idempotency key (docs/credits.md), for the user it was
+-- made for, once under p_key, through sluice_adjust_balances:
+--   * p_cause 'refund' (a take-back, p_floor true): the refunded share of the grant is
+--     p_numerator / p_denominator of each currency it granted, rounded up (1/3 of 500 is 167).
+--     The share is the payment's whole refund so far: what earlier take-backs of this grant asked
+--     since it was last given back, and what of it already expired, are not asked again, so a
+--     second partial refund takes only the difference, and a refund after the period's credits
+--     expired takes only what is left to take.
+--   * p_cause 'refund_reversal' (a give-back): gives back what the take-backs since the last
+--     give-back took; credits of a grant that expires are given back to expire with it.
+-- Returns sluice_adjust_balances' answer, or {"outcome": "nothing"} when there is no grant (the
+-- purchase granted nothing) or nothing is left to move.
 CREATE OR REPLACE FUNCTION sluice_reverse_balance_change(
-    p_of_key text, p_numerator bigint, p_denominator bigint, p_cause text, p_key text, p_floor boolean, p_reason text
+    p_of_key text, p_numerator bigint, p_denominator bigint, p_cause text, p_key text, p_floor boolean, p_reason text,
+    p_cause_event_id bigint DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     earlier balance_transactions;
-    reversed jsonb;
+    last_given_back bigint;
+    moved jsonb;
+    lot_expiry timestamptz;
 BEGIN
     IF p_numerator <= 0 OR p_denominator <= 0 OR p_numerator > p_denominator THEN
         RAISE EXCEPTION 'a share must be a fraction from 0 to 1, not %/%', p_numerator, p_denominator;
+    END IF;
+    IF p_cause NOT IN ('refund', 'refund_reversal') THEN
+        RAISE EXCEPTION 'a grant is reversed by a refund or a refund_reversal, not %', p_cause;
     END IF;
     SELECT * INTO earlier FROM balance_transactions WHERE idempotency_key = p_of_key ORDER BY position LIMIT 1;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('outcome', 'nothing');
     END IF;
-    SELECT jsonb_object_agg(key, -sign(value::bigint) * ((abs(value::bigint) * p_numerator + p_denominator - 1) / p_denominator))
-    INTO reversed
-    FROM jsonb_each_text(earlier.applied)
-    WHERE value::bigint <> 0;
-    IF reversed IS NULL THEN
+    -- Under the user's lock, so that the rows counted here are the last ones.
+    PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || earlier.user_id, 0));
+    SELECT COALESCE(max(position), 0) INTO last_given_back
+    FROM balance_transactions WHERE reverses = earlier.position AND cause = 'refund_reversal';
+
+    IF p_cause = 'refund' THEN
+        WITH undone AS (
+            SELECT x.key AS currency,
+                   sum(CASE WHEN t.cause = 'refund' THEN -(t.adjustments->>x.key)::bigint ELSE -(t.applied->>x.key)::bigint END) AS amount
+            FROM balance_transactions t, jsonb_each_text(earlier.applied) AS x
+            WHERE t.reverses = earlier.position
+              AND ((t.cause = 'refund' AND t.position > last_given_back) OR t.cause = 'expiry')
+              AND t.adjustments ? x.key
+            GROUP BY x.key
+        )
+        SELECT jsonb_object_agg(x.key, -(((x.value::bigint * p_numerator + p_denominator - 1) / p_denominator) - COALESCE(u.amount, 0)))
+        INTO moved
+        FROM jsonb_each_text(earlier.applied) AS x LEFT JOIN undone u ON u.currency = x.key
+        WHERE x.value::bigint > 0 AND (x.value::bigint * p_numerator + p_denominator - 1) / p_denominator > COALESCE(u.amount, 0);
+    ELSE
+        SELECT jsonb_object_agg(currency, amount) INTO moved
+        FROM (
+            SELECT x.key AS currency, sum(-x.value::bigint) AS amount
+            FROM balance_transactions t, jsonb_each_text(t.applied) AS x
+            WHERE t.reverses = earlier.position AND t.cause = 'refund' AND t.position > last_given_back
+            GROUP BY x.key
+        ) taken
+        WHERE amount > 0;
+        SELECT max(expires_at) INTO lot_expiry FROM balance_lots WHERE grant_position = earlier.position AND expires_at > now();
+    END IF;
+    IF moved IS NULL THEN
         RETURN jsonb_build_object('outcome', 'nothing');
     END IF;
-    RETURN sluice_adjust_balances(earlier.user_id, reversed, p_cause, p_key, NULL, p_floor, p_reason, NULL, NULL);
+    RETURN sluice_adjust_balances(earlier.user_id, moved, p_cause, p_key, NULL, p_floor, p_reason, NULL, NULL,
+        lot_expiry, earlier.position, p_cause_event_id);
 END $$;
 
-REVOKE ALL ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint) FROM PUBLIC;
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text) TO sluice_worker;
+        GRANT EXECUTE ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint) TO sluice_worker;
     END IF;
 END $$;

@@ -22,7 +22,6 @@
 CREATE OR REPLACE FUNCTION sluice_write_applied_batch(p_calls jsonb) RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
     change record;
-    changed jsonb;
     all_links jsonb;
     announced bigint[];
     forwarded bigint[];
@@ -44,7 +43,7 @@ BEGIN
     -- The balance changes of catalog products' currency grants (CurrencyGrantDecision), in the
     -- order of the calls: a grant before a take-back of it in the same batch. Each is made at most
     -- once under its key (sluice_adjust_balances), and names the event it came from for its
-    -- balance.changed announcement.
+    -- balance.changed announcement; a grant of a period whose credits expire carries expires_at_us.
     FOR change IN
         SELECT (c.value->>'record_event_id')::bigint AS event_id, x.value AS v
         FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
@@ -52,16 +51,16 @@ BEGIN
         WHERE c.value->>'balance_changes' IS NOT NULL
         ORDER BY c.n, x.i
     LOOP
-        changed := CASE change.v->>'kind'
+        PERFORM CASE change.v->>'kind'
             WHEN 'grant' THEN sluice_adjust_balances(
-                change.v->>'user', change.v->'amounts', change.v->>'cause', change.v->>'key', NULL, false, NULL, NULL, NULL)
+                change.v->>'user', change.v->'amounts', change.v->>'cause', change.v->>'key', NULL, false, NULL, NULL, NULL,
+                sluice_timestamp_us((change.v->>'expires_at_us')::bigint), NULL, change.event_id)
             WHEN 'take_back' THEN sluice_reverse_balance_change(
-                change.v->>'of', (change.v->>'numerator')::bigint, (change.v->>'denominator')::bigint, 'refund', change.v->>'key', true, NULL)
-            WHEN 'give_back' THEN sluice_reverse_balance_change(change.v->>'of', 1, 1, 'refund_reversal', change.v->>'key', false, NULL)
+                change.v->>'of', (change.v->>'numerator')::bigint, (change.v->>'denominator')::bigint, 'refund', change.v->>'key', true, NULL,
+                change.event_id)
+            WHEN 'give_back' THEN sluice_reverse_balance_change(
+                change.v->>'of', 1, 1, 'refund_reversal', change.v->>'key', false, NULL, change.event_id)
         END;
-        IF changed->>'outcome' = 'applied' THEN
-            UPDATE balance_transactions SET cause_event_id = change.event_id WHERE id = (changed->>'id')::uuid;
-        END IF;
     END LOOP;
 
     -- Each call's events, flattened in the order of the calls; numbered in that order while the

@@ -15,7 +15,8 @@ import Shared
 ///   stored for the user exactly as a StoreKit sync; `202` when any was new, `200` when all were
 ///   stored before.
 /// - `POST /v1/iap/receipts/verify` `{"receipt": "<base64>"}`: what the receipt holds and what
-///   Apple answers for it, verified, stored nowhere.
+///   Apple answers for it, verified, stored nowhere: each transaction as the read API shows one
+///   (``TransactionBody``, `id` `null`), with Apple's ids and dates beside it.
 /// Without App Store Server API credentials (or `APPLE_BUNDLE_IDS`) both answer `503`.
 struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
     /// `nil` without App Store Server API credentials or `APPLE_BUNDLE_IDS`.
@@ -38,17 +39,26 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
         var user_id: String?
     }
 
-    /// A transaction as the verify answer shows it, from its verified JWS.
+    /// A transaction as the verify answer shows it, from its verified JWS: the read API's shape
+    /// (``TransactionBody``: `id` `null`, it is not stored), then Apple's `transaction_id`,
+    /// `original_transaction_id`, `expires_at` and `app_account_token`.
     struct TransactionAnswer: Encodable {
-        var transaction_id: String
-        var original_transaction_id: String?
-        var product_id: String?
-        var type: String?
-        var environment: String?
-        var purchase_date: String?
-        var expires_date: String?
-        var revocation_date: String?
-        var app_account_token: String?
+        var body: TransactionBody
+        var transactionID: String
+        var originalTransactionID: String?
+        var expiresAt: Date?
+        var appAccountToken: String?
+
+        var members: [JSONTextMember] {
+            body.members + [
+                JSONTextMember("transaction_id", transactionID), JSONTextMember("original_transaction_id", originalTransactionID),
+                JSONTextMember("expires_at", expiresAt?.formatted(.iso8601)), JSONTextMember("app_account_token", appAccountToken),
+            ]
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try JSONTextMember.encode(members, to: encoder)
+        }
     }
 
     @Sendable func store(_ request: Request, context: Context) async throws -> Response {
@@ -115,14 +125,15 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
         var transactions: [TransactionAnswer]
     }
 
+    /// The ledger row the transaction would make, as the read API shows one, with Apple's ids.
     static func answer(_ transaction: AppleTransactionPayload) -> TransactionAnswer {
-        func time(_ date: Date?) -> String? { date.map { $0.formatted(.iso8601) } }
+        let state = TransactionState(
+            apple: transaction, productType: ProductType(appleType: transaction.type) ?? .nonConsumable,
+            environment: PurchaseEnvironment(apple: transaction.environment) ?? .production)
         return TransactionAnswer(
-            transaction_id: transaction.transactionId, original_transaction_id: transaction.originalTransactionId,
-            product_id: transaction.productId, type: transaction.type,
-            environment: PurchaseEnvironment(apple: transaction.environment)?.rawValue, purchase_date: time(transaction.purchaseDate),
-            expires_date: time(transaction.expiresDate), revocation_date: time(transaction.revocationDate),
-            app_account_token: transaction.appAccountToken)
+            body: TransactionBody(unstored: state), transactionID: transaction.transactionId,
+            originalTransactionID: transaction.originalTransactionId, expiresAt: transaction.expiresDate,
+            appAccountToken: transaction.appAccountToken)
     }
 
     private func configured(_ context: Context) throws -> (ReceiptTransactionHistory, StoreKitSyncs) {

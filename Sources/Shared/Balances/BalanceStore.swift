@@ -73,20 +73,15 @@ public struct BalanceStore: Sendable {
         }
     }
 
-    /// Undoes `numerator / denominator` of the change made under `earlierKey` (rounded up), for
-    /// whoever it was made for, once under `key` (`sluice_reverse_balance_change`); `nil` when
-    /// there was no such change.
-    public func reverse(
-        _ earlierKey: String, numerator: Int64 = 1, denominator: Int64 = 1, cause: BalanceCause, key: String, floor: Bool, reason: String? = nil
-    ) async throws -> Outcome? {
-        var answer = ""
-        for try await text in try await run(
-            """
-            SELECT sluice_reverse_balance_change(\(earlierKey), \(numerator), \(denominator), \(cause.rawValue), \(key), \(floor), \(reason))::text
-            """, logger
-        ).decode(String.self) { answer = text }
-        guard try Self.decided(Data(answer.utf8)).outcome != "nothing" else { return nil }
-        return try await outcome(of: answer)
+    /// Expires what is left of at most `limit` grants whose period ended
+    /// (`sluice_expire_balance_lots`), each in the ledger as a row of cause `expiry`.
+    /// - Returns: how many grants expired.
+    public func expireDue(limit: Int) async throws -> Int {
+        var expired = 0
+        for try await count in try await run("SELECT sluice_expire_balance_lots(\(Int32(limit)))", logger).decode(Int32.self) {
+            expired = Int(count)
+        }
+        return expired
     }
 
     /// The function's answer: `{"outcome": …, "id": … | "insufficient": {…}}`.
@@ -110,7 +105,8 @@ public struct BalanceStore: Sendable {
         return balances
     }
 
-    static let columns = "id, user_id, adjustments::text, applied::text, balances::text, shortfall::text, cause, reason, metadata::text, actor, created_at"
+    static let columns =
+        "id, user_id, adjustments::text, applied::text, balances::text, shortfall::text, cause, reason, metadata::text, actor, created_at, expires_at"
 
     /// One ledger row.
     public func transaction(_ id: UUID) async throws -> BalanceTransaction? {
@@ -186,8 +182,8 @@ public struct BalanceStore: Sendable {
 
     private static func rows(_ rows: PostgresRowSequence) async throws -> [BalanceTransaction] {
         var found: [BalanceTransaction] = []
-        for try await (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt) in rows.decode(
-            (UUID, String, String, String, String, String?, String, String?, String?, String?, Date).self)
+        for try await (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt) in rows.decode(
+            (UUID, String, String, String, String, String?, String, String?, String?, String?, Date, Date?).self)
         {
             let decoder = JSONDecoder()
             func amounts(_ text: String) throws -> [String: Int64] { try decoder.decode([String: Int64].self, from: Data(text.utf8)) }
@@ -197,7 +193,7 @@ public struct BalanceStore: Sendable {
                     id: id, userID: user, adjustments: try amounts(adjustments), applied: try amounts(applied), balances: try amounts(balances),
                     shortfall: try shortfall.map(amounts), cause: cause, reason: reason,
                     metadata: try metadata.map { try decoder.decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
-                    createdAt: createdAt))
+                    createdAt: createdAt, expiresAt: expiresAt))
         }
         return found
     }

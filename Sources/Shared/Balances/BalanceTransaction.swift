@@ -19,6 +19,9 @@ public struct BalanceTransaction: Sendable, Equatable, Encodable {
     /// Who made an operator's adjustment.
     public var actor: String?
     public var createdAt: Date
+    /// When what a grant of a subscription period added expires, if it does (what is not spent by
+    /// then is taken by a later row of cause `expiry`).
+    public var expiresAt: Date?
 
     /// Every key, `null` for what is not there (a fixed shape), sorted; the id in lower case and
     /// the time in RFC 3339: the one shape of a ledger row, in the API, the CLI's JSON and
@@ -30,7 +33,8 @@ public struct BalanceTransaction: Sendable, Equatable, Encodable {
         return JSONTextMember.sorted([
             JSONTextMember("actor", actor), JSONTextMember("adjustments", amounts(adjustments)), JSONTextMember("applied", amounts(applied)),
             JSONTextMember("balances", amounts(balances)), JSONTextMember("cause", cause.rawValue),
-            JSONTextMember("created_at", createdAt.formatted(.iso8601)), JSONTextMember("id", id.uuidString.lowercased()),
+            JSONTextMember("created_at", createdAt.formatted(.iso8601)), JSONTextMember("expires_at", expiresAt.map { $0.formatted(.iso8601) }),
+            JSONTextMember("id", id.uuidString.lowercased()),
             JSONTextMember("metadata", metadata.map { .object(JSONTextMember.sorted($0.map { JSONTextMember($0.key, $0.value) })) } ?? .null),
             JSONTextMember("reason", reason), JSONTextMember("shortfall", shortfall.map(amounts) ?? .null), JSONTextMember("user_id", userID),
         ])

@@ -1,41 +1,45 @@
 // SPDX-License-Identifier: Apache-2.0
+public import Foundation
 
 /// What a ledger row's change does to its buyer's balances (docs/credits.md): the catalog
-/// product's currencies granted when it is paid, taken back when refunded or disputed, given back
-/// when the refund is reversed or the dispute won. Pure: the worker saves the transaction, asks
-/// this, and makes the change in the same database transaction, keyed so that a duplicate,
-/// replayed, recovered or rebuilt event changes nothing twice.
+/// product's currencies granted when it is paid, taken back when refunded (in part or whole) or
+/// disputed, given back when the refund is reversed or the dispute won. Pure: the worker saves
+/// the transaction, asks this, and makes the changes in the same database transaction, keyed so
+/// that a duplicate, replayed, recovered or rebuilt event changes nothing twice.
 public enum CurrencyGrantDecision {
     public enum Change: Sendable, Equatable {
-        /// Grant `amounts` to `user`, once under `key`.
-        case grant(user: String, amounts: [String: Int64], cause: BalanceCause, key: String)
+        /// Grant `amounts` to `user`, once under `key`; what is not spent by `expiresAt` expires
+        /// then (`nil`: never).
+        case grant(user: String, amounts: [String: Int64], cause: BalanceCause, key: String, expiresAt: Date? = nil)
         /// Take back `numerator / denominator` of what was granted under `grantKey` (rounded up,
-        /// stopping at zero), once under `key`.
+        /// stopping at zero), once under `key`. The share is the payment's whole refund so far:
+        /// `sluice_reverse_balance_change` asks only what earlier take-backs did not.
         case takeBack(grantKey: String, numerator: Int64, denominator: Int64, key: String)
-        /// Give back what the take-back under `takeBackKey` took, once under `key`.
-        case giveBack(takeBackKey: String, key: String)
+        /// Give back what the take-backs of the grant under `grantKey` took, once under `key`.
+        case giveBack(grantKey: String, key: String)
     }
 
     /// `changes` as `sluice_write_applied_batch` reads a call's `balance_changes`: a JSON array of
-    /// `{kind: grant, user, amounts, cause, key}`, `{kind: take_back, of, numerator, denominator,
-    /// key}` and `{kind: give_back, of, key}`, in order; `nil` for none.
+    /// `{kind: grant, user, amounts, cause, key, expires_at_us?}` (microseconds since 2000), `{kind: take_back, of, numerator,
+    /// denominator, key}` and `{kind: give_back, of, key}` (`of`: the grant's key), in order;
+    /// `nil` for none.
     public static func argument(_ changes: [Change]) -> String? {
         guard !changes.isEmpty else { return nil }
         let objects = changes.map { change -> [JSONTextMember] in
             switch change {
-            case let .grant(user, amounts, cause, key):
+            case let .grant(user, amounts, cause, key, expiresAt):
                 return [
                     JSONTextMember("kind", "grant"), JSONTextMember("user", user),
                     JSONTextMember("amounts", .object(JSONTextMember.sorted(amounts.map { JSONTextMember($0.key, $0.value) }))),
                     JSONTextMember("cause", cause.rawValue), JSONTextMember("key", key),
-                ]
+                ] + (expiresAt.map { [JSONTextMember("expires_at_us", $0.postgresMicroseconds)] } ?? [])
             case let .takeBack(grantKey, numerator, denominator, key):
                 return [
                     JSONTextMember("kind", "take_back"), JSONTextMember("of", grantKey), JSONTextMember("numerator", numerator),
                     JSONTextMember("denominator", denominator), JSONTextMember("key", key),
                 ]
-            case let .giveBack(takeBackKey, key):
-                return [JSONTextMember("kind", "give_back"), JSONTextMember("of", takeBackKey), JSONTextMember("key", key)]
+            case let .giveBack(grantKey, key):
+                return [JSONTextMember("kind", "give_back"), JSONTextMember("of", grantKey), JSONTextMember("key", key)]
             }
         }
         var json = JSONTextWriter()
@@ -45,10 +49,17 @@ public enum CurrencyGrantDecision {
         return json.text
     }
 
-    /// The idempotency keys of one transaction's grant, take-back and give-back.
+    /// The idempotency keys of one transaction's grant, take-back and give-back. A refund in
+    /// part while the payment stands takes back under `takeBack#<amount refunded so far>`
+    /// (``partialTakeBackKey(_:refunded:)``), one key per step.
     public static func keys(of transaction: TransactionState) -> (grant: String, takeBack: String, giveBack: String) {
         let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
         return ("grant:" + key, "take_back:" + key, "give_back:" + key)
+    }
+
+    /// The key of a take-back for a refund in part, `refunded` the payment's refund so far.
+    public static func partialTakeBackKey(_ takeBackKey: String, refunded: Int64) -> String {
+        takeBackKey + "#" + String(refunded)
     }
 
     /// - Parameters:
@@ -56,7 +67,12 @@ public enum CurrencyGrantDecision {
     ///   - product: the catalog product its `product_id` names; `nil` when none (nothing granted).
     ///   - firstPeriod: whether its entitlement was created by this event (a subscription's first
     ///     payment is a purchase, the later ones renewals).
-    public static func change(before: TransactionState?, after: TransactionState, product: CatalogProduct?, firstPeriod: Bool) -> Change? {
+    ///   - periodEnd: the end of the period it paid for (its own, else its entitlement's expiry),
+    ///     when the product's grants expire then.
+    /// - Returns: the changes, in the order they are made (a grant before a take-back of it).
+    public static func changes(
+        before: TransactionState?, after: TransactionState, product: CatalogProduct?, firstPeriod: Bool, periodEnd: Date? = nil
+    ) -> [Change] {
         let keys = keys(of: after)
         let wasPaid = before.map { [.succeeded, .refunded, .disputed].contains($0.status) } ?? false
         let wasTakenBack = before.map { [.refunded, .disputed].contains($0.status) } ?? false
@@ -64,21 +80,39 @@ public enum CurrencyGrantDecision {
         let userLearned = before?.userID == nil && before?.status == .succeeded && after.userID != nil
         switch after.status {
         case .succeeded where !wasPaid || userLearned:
-            return grant(after, product: product, firstPeriod: firstPeriod)
+            guard let grant = grant(after, product: product, firstPeriod: firstPeriod, periodEnd: periodEnd) else { return [] }
+            // Refunded in part already (the first event seen of it, or of its user).
+            return [grant] + partialTakeBack(after, refundedBefore: 0, keys: keys)
         case .succeeded where wasTakenBack:
-            return .giveBack(takeBackKey: keys.takeBack, key: keys.giveBack)
+            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)]
+        case .succeeded:
+            // A refund in part, or a further one: the payment stands.
+            return partialTakeBack(after, refundedBefore: before?.amountRefunded ?? 0, keys: keys)
         case .refunded, .disputed:
-            guard before?.status == .succeeded else { return nil }
-            // A subscription period refunded in part gives back its share; anything else all of it.
-            if after.status == .refunded, product?.type == .autoRenewable, let amount = after.amount, let refunded = after.amountRefunded,
-                amount > 0, (1..<amount).contains(refunded)
-            {
-                return .takeBack(grantKey: keys.grant, numerator: refunded, denominator: amount, key: keys.takeBack)
+            guard before?.status == .succeeded else { return [] }
+            // A subscription period refunded in part takes back its share; anything else all of it.
+            if after.status == .refunded, product?.type == .autoRenewable, let share = refundedShare(after), share.numerator < share.denominator {
+                return [.takeBack(grantKey: keys.grant, numerator: share.numerator, denominator: share.denominator, key: keys.takeBack)]
             }
-            return .takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)
+            return [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]
         default:
-            return nil
+            return []
         }
+    }
+
+    /// The take-back of a payment refunded in part, when its refund grew past `refundedBefore`.
+    private static func partialTakeBack(
+        _ paid: TransactionState, refundedBefore: Int64, keys: (grant: String, takeBack: String, giveBack: String)
+    ) -> [Change] {
+        guard let refunded = paid.amountRefunded, refunded > refundedBefore, let share = refundedShare(paid) else { return [] }
+        return [.takeBack(grantKey: keys.grant, numerator: share.numerator, denominator: share.denominator,
+                          key: partialTakeBackKey(keys.takeBack, refunded: refunded))]
+    }
+
+    /// How much of the payment was refunded, as a fraction of at most 1; `nil` without an amount.
+    private static func refundedShare(_ transaction: TransactionState) -> (numerator: Int64, denominator: Int64)? {
+        guard let amount = transaction.amount, let refunded = transaction.amountRefunded, amount > 0, refunded > 0 else { return nil }
+        return (min(refunded, amount), amount)
     }
 
     /// The grant of a paid transaction whose entitlement learned its user only now (the
@@ -88,15 +122,18 @@ public enum CurrencyGrantDecision {
         guard transaction.status == .succeeded, transaction.userID == nil else { return nil }
         var linked = transaction
         linked.userID = user
-        return grant(linked, product: product, firstPeriod: false)
+        return grant(linked, product: product, firstPeriod: false, periodEnd: transaction.periodEnd)
     }
 
-    /// The grant of a paid transaction with a user, of its catalog product's currencies.
-    private static func grant(_ paid: TransactionState, product: CatalogProduct?, firstPeriod: Bool) -> Change? {
+    /// The grant of a paid transaction with a user, of its catalog product's currencies; a
+    /// subscription's expires at `periodEnd` when the product says so.
+    private static func grant(_ paid: TransactionState, product: CatalogProduct?, firstPeriod: Bool, periodEnd: Date?) -> Change? {
         guard let user = paid.userID, let product else { return nil }
         let subscription = product.type == .autoRenewable
         // A free trial's period is a transaction of no amount (Apple's introductory offer).
         guard let amounts = product.currencies(trial: subscription && paid.amount == 0) else { return nil }
-        return .grant(user: user, amounts: amounts, cause: subscription && !firstPeriod ? .renewal : .purchase, key: keys(of: paid).grant)
+        let expiresAt = subscription && product.currencyGrantsExpire ? periodEnd : nil
+        return .grant(
+            user: user, amounts: amounts, cause: subscription && !firstPeriod ? .renewal : .purchase, key: keys(of: paid).grant, expiresAt: expiresAt)
     }
 }

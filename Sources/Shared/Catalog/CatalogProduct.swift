@@ -23,13 +23,18 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
     public var currencyGrants: [String: Int64]
     /// What a subscription's free trial grants instead; `nil`: the same as a paid period.
     public var trialCurrencyGrants: [String: Int64]?
+    /// Whether what a subscription's period grants expires at the end of that period (what is not
+    /// spent by then is taken, cause `expiry`); a one-time purchase's grant never expires.
+    public var currencyGrantsExpire: Bool
 
     public init(
         id: String, type: ProductType, stripePrice: String? = nil, appleProductIDs: [String] = [], playProductIDs: [String] = [],
         trialDays: Int? = nil,
-        accessLevels: [String] = [], archivedAt: Date? = nil, currencyGrants: [String: Int64] = [:], trialCurrencyGrants: [String: Int64]? = nil
+        accessLevels: [String] = [], archivedAt: Date? = nil, currencyGrants: [String: Int64] = [:], trialCurrencyGrants: [String: Int64]? = nil,
+        currencyGrantsExpire: Bool = false
     ) {
         self.currencyGrants = currencyGrants
+        self.currencyGrantsExpire = currencyGrantsExpire
         self.trialCurrencyGrants = trialCurrencyGrants
         self.id = id
         self.type = type
@@ -45,7 +50,7 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         case id, type, stripePrice = "stripe_price", appleProductIDs = "apple_product_ids", playProductIDs = "play_product_ids"
         case trialDays = "trial_days"
         case accessLevels = "access_levels", archivedAt = "archived_at"
-        case currencyGrants = "currency_grants", trialCurrencyGrants = "trial_currency_grants"
+        case currencyGrants = "currency_grants", trialCurrencyGrants = "trial_currency_grants", currencyGrantsExpire = "currency_grants_expire"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,7 +64,8 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
             accessLevels: try container.decodeIfPresent([String].self, forKey: .accessLevels) ?? [],
             archivedAt: try container.decodeIfPresent(Date.self, forKey: .archivedAt),
             currencyGrants: try container.decodeIfPresent([String: Int64].self, forKey: .currencyGrants) ?? [:],
-            trialCurrencyGrants: try container.decodeIfPresent([String: Int64].self, forKey: .trialCurrencyGrants))
+            trialCurrencyGrants: try container.decodeIfPresent([String: Int64].self, forKey: .trialCurrencyGrants),
+            currencyGrantsExpire: try container.decodeIfPresent(Bool.self, forKey: .currencyGrantsExpire) ?? false)
     }
 
     /// Every field, `null` where there is none (never left out).
@@ -75,6 +81,7 @@ public struct CatalogProduct: Sendable, Equatable, Codable {
         try container.encode(archivedAt, forKey: .archivedAt)
         try container.encode(currencyGrants, forKey: .currencyGrants)
         try container.encode(trialCurrencyGrants, forKey: .trialCurrencyGrants)
+        try container.encode(currencyGrantsExpire, forKey: .currencyGrantsExpire)
     }
 
     /// The ids a purchase of it may carry: its own, then its App Store and Google Play product ids.

@@ -29,13 +29,16 @@ public struct CatalogStore: Sendable {
         public var accessLevels: [String]?
         public var currencyGrants: [String: Int64]?
         public var trialCurrencyGrants: [String: Int64]??
+        public var currencyGrantsExpire: Bool?
 
         public init(
             type: ProductType? = nil, stripePrice: String?? = nil, appleProductIDs: [String]? = nil, playProductIDs: [String]? = nil,
             trialDays: Int?? = nil,
-            accessLevels: [String]? = nil, currencyGrants: [String: Int64]? = nil, trialCurrencyGrants: [String: Int64]?? = nil
+            accessLevels: [String]? = nil, currencyGrants: [String: Int64]? = nil, trialCurrencyGrants: [String: Int64]?? = nil,
+            currencyGrantsExpire: Bool? = nil
         ) {
             self.currencyGrants = currencyGrants
+            self.currencyGrantsExpire = currencyGrantsExpire
             self.trialCurrencyGrants = trialCurrencyGrants
             self.type = type
             self.stripePrice = stripePrice
@@ -49,7 +52,7 @@ public struct CatalogStore: Sendable {
     static let columns =
         """
         id, type, stripe_price, apple_product_ids, play_product_ids, trial_days, access_levels, archived_at, currency_grants::text,
-        trial_currency_grants::text
+        trial_currency_grants::text, currency_grants_expire
         """
 
     /// Every product, archived ones too unless `soldOnly` (oldest first).
@@ -75,10 +78,11 @@ public struct CatalogStore: Sendable {
             let rows = try await connection.query(
                 """
                 INSERT INTO catalog_products (id, type, stripe_price, apple_product_ids, play_product_ids, trial_days, access_levels,
-                    currency_grants, trial_currency_grants)
+                    currency_grants, trial_currency_grants, currency_grants_expire)
                 VALUES (\(product.id), \(product.type.rawValue), \(product.stripePrice), \(product.appleProductIDs), \(product.playProductIDs),
                     \(product.trialDays),
-                    \(product.accessLevels), \(try Self.json(product.currencyGrants))::jsonb, \(try product.trialCurrencyGrants.map(Self.json))::jsonb)
+                    \(product.accessLevels), \(try Self.json(product.currencyGrants))::jsonb, \(try product.trialCurrencyGrants.map(Self.json))::jsonb,
+                    \(product.currencyGrantsExpire))
                 ON CONFLICT (id) DO NOTHING RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
             guard let added = try await Self.decode(rows).first else {
@@ -108,6 +112,7 @@ public struct CatalogStore: Sendable {
                     currency_grants = COALESCE(\(try changes.currencyGrants.map(Self.json))::jsonb, currency_grants),
                     trial_currency_grants = CASE WHEN \(changes.trialCurrencyGrants != nil)
                         THEN \(try (changes.trialCurrencyGrants ?? nil).map(Self.json))::jsonb ELSE trial_currency_grants END,
+                    currency_grants_expire = COALESCE(\(changes.currencyGrantsExpire)::boolean, currency_grants_expire),
                     updated_at = now()
                 WHERE id = \(id) RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
@@ -141,15 +146,16 @@ public struct CatalogStore: Sendable {
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [CatalogProduct] {
         var products: [CatalogProduct] = []
-        for try await (id, type, price, apple, play, trial, levels, archived, grants, trialGrants) in rows.decode(
-            (String, String, String?, [String], [String], Int32?, [String], Date?, String, String?).self)
+        for try await (id, type, price, apple, play, trial, levels, archived, grants, trialGrants, grantsExpire) in rows.decode(
+            (String, String, String?, [String], [String], Int32?, [String], Date?, String, String?, Bool).self)
         {
             let decoder = JSONDecoder()
             products.append(CatalogProduct(
                 id: id, type: ProductType(rawValue: type) ?? .nonConsumable, stripePrice: price, appleProductIDs: apple, playProductIDs: play,
                 trialDays: trial.map(Int.init), accessLevels: levels, archivedAt: archived,
                 currencyGrants: try decoder.decode([String: Int64].self, from: Data(grants.utf8)),
-                trialCurrencyGrants: try trialGrants.map { try decoder.decode([String: Int64].self, from: Data($0.utf8)) }))
+                trialCurrencyGrants: try trialGrants.map { try decoder.decode([String: Int64].self, from: Data($0.utf8)) },
+                currencyGrantsExpire: grantsExpire))
         }
         return products
     }

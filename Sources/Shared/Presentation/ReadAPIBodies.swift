@@ -69,18 +69,28 @@ public struct EntitlementBody: Encodable, Sendable {
 
 /// One transaction in the read API's shape.
 public struct TransactionBody: Encodable, Sendable {
-    public let transaction: StateReader.Transaction
+    /// The ledger row's id; `nil` for a transaction shown without being stored (what a receipt
+    /// holds, answered by `POST /v1/iap/receipts/verify`).
+    public let id: UUID?
+    public let state: TransactionState
 
     public init(_ transaction: StateReader.Transaction) {
-        self.transaction = transaction
+        self.id = transaction.id
+        self.state = transaction.state
+    }
+
+    /// A transaction that is not in the ledger: its `id` is `null`.
+    public init(unstored state: TransactionState) {
+        self.id = nil
+        self.state = state
     }
 
     /// The members, in the read API's order: what `encode(to:)` writes, and what an outgoing
     /// event's body holds (sorted there).
     public var members: [JSONTextMember] {
-        let t = transaction.state
+        let t = state
         return [
-            JSONTextMember("id", transaction.id.uuidString.lowercased()),
+            JSONTextMember("id", id?.uuidString.lowercased()),
             JSONTextMember("product_id", t.productID),
             JSONTextMember("product_type", t.productType?.rawValue),
             JSONTextMember("source", t.source.rawValue),

@@ -56,9 +56,10 @@ enum StateWriter {
             // is announced by the BalanceAnnouncer, in ledger order with the API's.
             let product = transaction.productID.flatMap { announcer.products[$0] }
             let firstPeriod = transaction.entitlementKey.map(newEntitlements.contains) ?? true
-            if let change = CurrencyGrantDecision.change(before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod) {
-                balanceChanges.append(change)
-            }
+            // The period it paid for ends at its own period end, else where its entitlement's does.
+            let periodEnd = transaction.periodEnd ?? decision.entitlements.first { $0.entityKey == transaction.entitlementKey }?.expiresAt
+            balanceChanges += CurrencyGrantDecision.changes(
+                before: saved.previous, after: transaction, product: product, firstPeriod: firstPeriod, periodEnd: periodEnd)
         }
         // In one order, so two events that write the same links (a charge's and its PaymentIntent's)
         // wait for each other instead of deadlocking.

@@ -88,6 +88,10 @@ struct RunCommand: AsyncParsableCommand {
                     lease: MaintenanceLease(client: client, task: "checkout-sweep", owner: owner, logger: logger),
                     interval: settings.clockSweepInterval, logger: logger)))
             }
+            services.append(.init(service: BalanceExpiryService(
+                store: BalanceStore(client: client, logger: logger),
+                lease: MaintenanceLease(client: client, task: "balance-expiry", owner: owner, logger: logger),
+                interval: settings.clockSweepInterval, logger: logger)))
             services.append(.init(service: BalanceAnnouncer(
                 client: client, lease: MaintenanceLease(client: client, task: "balance-announce", owner: owner, logger: logger),
                 onCreated: { pools.deliveries.wake() }, logger: logger)))

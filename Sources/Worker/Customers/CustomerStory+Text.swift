@@ -14,7 +14,7 @@ extension CustomerStory {
         }
         var ledger = TextTable("TRANSACTION", "PRODUCT", "STATUS", "AMOUNT", "PURCHASED")
         for body in transactions {
-            let state = body.transaction.state
+            let state = body.state
             ledger.add(
                 state.providerTransactionID, state.productID ?? "-", state.status.rawValue,
                 state.amount.map { "\($0) \(state.currency ?? "")" } ?? "-", state.purchasedAt.map { $0.formatted(.iso8601) } ?? "-")

@@ -64,7 +64,12 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
             cause = EventCause(source: event.source, type: event.type, externalID: event.externalID, origin: event.origin)
             if let stored = event.environment?.lowercased(), stored == "sandbox" || stored == "test" { environment = .sandbox }
         } else {
-            cause = EventCause(provider: "sluice", origin: row.cause == .operator ? .operator : .api)
+            let origin: EventCause.Origin = switch row.cause {
+            case .operator: .operator
+            case .expiry: .clock
+            default: .api
+            }
+            cause = EventCause(provider: "sluice", origin: origin)
         }
         let orderingKey = "balance:" + row.userID
         return OutgoingEvent(
@@ -73,11 +78,15 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
             causeEventID: nil, data: .balance(row, transactionID: due.key.flatMap { providerTransactionID(ofKey: $0) }))
     }
 
-    /// The provider's transaction id a grant's, take-back's or give-back's key names
-    /// (``CurrencyGrantDecision/keys(of:)``: `grant:transaction:<source>:<environment>:<id>`).
+    /// The provider's transaction id a grant's, take-back's, give-back's or expiry's key names
+    /// (``CurrencyGrantDecision/keys(of:)``: `grant:transaction:<source>:<environment>:<id>`; a
+    /// take-back of a refund in part ends in `#<amount>`; an expiry is `expiry:` and the key of
+    /// what expired).
     static func providerTransactionID(ofKey key: String) -> String? {
+        if key.hasPrefix("expiry:") { return providerTransactionID(ofKey: String(key.dropFirst("expiry:".count))) }
         let parts = key.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
         guard parts.count == 5, parts[1] == "transaction", ["grant", "take_back", "give_back"].contains(parts[0]) else { return nil }
-        return String(parts[4])
+        let id = parts[4]
+        return String(parts[0] == "take_back" ? id.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0] : id)
     }
 }

@@ -269,9 +269,10 @@ enum StripeObjects {
          "lines": ["object": "list", "data": [["period": ["start": Int(periodEnd.timeIntervalSince1970) - 2_592_000, "end": Int(periodEnd.timeIntervalSince1970)]]]]]
     }
 
-    static func charge(_ id: String, paymentIntent: String, refunded: Bool = true, amount: Int = 4_999) -> [String: Any] {
-        ["id": id, "object": "charge", "payment_intent": paymentIntent, "amount": amount, "amount_refunded": refunded ? amount : 100,
-         "refunded": refunded, "customer": "cus_1"]
+    /// `amountRefunded`: the refunds so far; by default the whole amount when `refunded`, else 100.
+    static func charge(_ id: String, paymentIntent: String, refunded: Bool = true, amount: Int = 4_999, amountRefunded: Int? = nil) -> [String: Any] {
+        ["id": id, "object": "charge", "payment_intent": paymentIntent, "amount": amount,
+         "amount_refunded": amountRefunded ?? (refunded ? amount : 100), "refunded": refunded, "customer": "cus_1"]
     }
 
     static func dispute(_ id: String, charge: String, paymentIntent: String, status: String = "needs_response") -> [String: Any] {

@@ -144,6 +144,7 @@ enum BalanceText {
         if let shortfall = row.shortfall, !shortfall.isEmpty {
             text += " (could not take " + shortfall.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + ")"
         }
+        if let expiresAt = row.expiresAt { text += " (expires \(expiresAt.formatted(.iso8601)))" }
         if let reason = row.reason { text += " — \(reason)" }
         if let actor = row.actor { text += " [by \(actor)]" }
         return text + " (\(row.id.uuidString.lowercased()))"

@@ -53,6 +53,11 @@ struct ProductOptions: ParsableArguments {
         help: "What a subscription's free trial grants instead: credits=100 (empty: the same as a paid period).")
     var trialCurrencyGrants: String?
 
+    @Option(
+        name: .customLong("currency-grants-expire"),
+        help: "true: what a subscription's period grants expires at the end of that period; false (the default): it never expires.")
+    var currencyGrantsExpire: Bool?
+
     func validate() throws {
         _ = try changes()
     }
@@ -85,6 +90,7 @@ struct ProductOptions: ParsableArguments {
             let amounts = try Self.amounts(trialCurrencyGrants, option: "--trial-currency-grants")
             changes.trialCurrencyGrants = .some(amounts.isEmpty ? nil : amounts)
         }
+        changes.currencyGrantsExpire = currencyGrantsExpire
         return changes
     }
 
@@ -137,7 +143,8 @@ struct ProductOutput: Encodable {
             ("id", product.id), ("type", product.type.rawValue), ("stripe price", product.stripePrice ?? "—"), ("App Store ids", apple),
             ("Google Play ids", play),
             ("trial", trial), ("access levels", levels), ("grants", Self.amounts(product.currencyGrants)),
-            ("trial grants", product.trialCurrencyGrants.map(Self.amounts) ?? "as a paid period"), ("sold", sold),
+            ("trial grants", product.trialCurrencyGrants.map(Self.amounts) ?? "as a paid period"),
+            ("grants expire", product.currencyGrantsExpire ? "at the end of their period" : "never"), ("sold", sold),
         ]
         return lines.map { name, value in name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + value }.joined(separator: "\n")
     }
@@ -180,7 +187,8 @@ struct ProductsAddCommand: AsyncParsableCommand {
         let new = CatalogProduct(
             id: product.id, type: changes.type ?? .nonConsumable, stripePrice: changes.stripePrice ?? nil,
             appleProductIDs: changes.appleProductIDs ?? [], playProductIDs: changes.playProductIDs ?? [], trialDays: changes.trialDays ?? nil, accessLevels: changes.accessLevels ?? [],
-            currencyGrants: changes.currencyGrants ?? [:], trialCurrencyGrants: changes.trialCurrencyGrants ?? nil)
+            currencyGrants: changes.currencyGrants ?? [:], trialCurrencyGrants: changes.trialCurrencyGrants ?? nil,
+            currencyGrantsExpire: changes.currencyGrantsExpire ?? false)
         try await changeProduct(new.id, json: output.json) { try await $0.add(new) }
     }
 }

@@ -92,6 +92,8 @@ struct CustomerPage: ConsolePage {
         var cause: String
         var moved: String
         var shortfall: String?
+        /// When what a grant added expires, if it does.
+        var expires: String?
         var reason: String?
         var actor: String?
     }
@@ -114,7 +116,7 @@ struct CustomerPage: ConsolePage {
                 time: ConsoleFormat.time(row.createdAt), cause: row.cause.rawValue,
                 moved: row.applied.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value > 0 ? "+" : "")\($0.value)" }.joined(separator: ", "),
                 shortfall: row.shortfall.map { $0.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }?.nonBlank,
-                reason: row.reason?.nonBlank, actor: row.actor?.nonBlank)
+                expires: row.expiresAt.map(ConsoleFormat.time), reason: row.reason?.nonBlank, actor: row.actor?.nonBlank)
         }
         hasBalances = !balances.isEmpty || !balanceChanges.isEmpty
         entitlements = story.entitlements.map { body in
@@ -125,7 +127,7 @@ struct CustomerPage: ConsolePage {
                 expires: ConsoleFormat.time(state.expiresAt), entity: state.entityKey)
         }
         transactions = story.transactions.map { body in
-            let state = body.transaction.state
+            let state = body.state
             return TransactionRow(
                 id: state.providerTransactionID, product: state.productID ?? "–", status: state.status.rawValue,
                 amount: ConsoleFormat.amount(state.amount, currency: state.currency), purchased: ConsoleFormat.time(state.purchasedAt))

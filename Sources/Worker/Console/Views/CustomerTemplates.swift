@@ -34,7 +34,7 @@ enum CustomerTemplates {
         <p id="balances">{{#balances}}<span class="pill">{{currency}} {{amount}}</span> {{/balances}}</p>
         <div class="scroll"><table id="balance-changes">
           <tr><th>time</th><th>cause</th><th>moved</th><th>reason</th><th>by</th></tr>
-          {{#balanceChanges}}<tr><td>{{time}}</td><td>{{cause}}</td><td>{{moved}}{{#shortfall}} <span class="muted">(could not take {{shortfall}})</span>{{/shortfall}}</td>
+          {{#balanceChanges}}<tr><td>{{time}}</td><td>{{cause}}</td><td>{{moved}}{{#shortfall}} <span class="muted">(could not take {{shortfall}})</span>{{/shortfall}}{{#expires}} <span class="muted">(expires {{expires}})</span>{{/expires}}</td>
           <td>{{reason}}</td><td>{{actor}}</td></tr>{{/balanceChanges}}
         </table></div>{{/hasBalances}}
         <h2>Ledger</h2>

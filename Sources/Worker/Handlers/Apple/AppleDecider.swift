@@ -139,7 +139,7 @@ struct AppleDecider {
             if inForce { entitlement.status = .refunded }
             transaction.status = .refunded
             transaction.refundedAt = tx.revocationDate ?? event.time
-            transaction.amountRefunded = refundedAmount(of: tx, amount: transaction.amount)
+            transaction.amountRefunded = TransactionState.appleRefundedAmount(of: tx, amount: transaction.amount)
         case (.refundReversed, _):
             if inForce { entitlement.status = entitlement.willRenew == false ? .cancelled : .active }
             transaction.status = .succeeded
@@ -231,18 +231,6 @@ struct AppleDecider {
         tx.offerDiscountType == "FREE_TRIAL"
     }
 
-    /// What a refund returned, in the ledger's minor units: Apple's `revocationPercentage`
-    /// (milliunits of a percent: `33333` is 33.333 %) of the amount for a prorated refund
-    /// (`REFUND_PRORATED`; one of three consumables, or a subscription's unused time), rounded to
-    /// the nearest unit; the whole amount otherwise.
-    static func refundedAmount(of tx: AppleTransactionPayload, amount: Int64?) -> Int64? {
-        guard let amount else { return nil }
-        guard tx.revocationType == "REFUND_PRORATED", let percentage = tx.revocationPercentage, (0..<100_000).contains(percentage) else {
-            return amount
-        }
-        return (amount * percentage + 50_000) / 100_000
-    }
-
     /// Access granted by a purchase or a renewal the server had not heard of (`SUBSCRIBED`,
     /// `ONE_TIME_CHARGE`, a synced transaction): active, trialing for a free trial,
     /// cancelled when auto-renew is off, expired when the period is already over.
@@ -271,9 +259,7 @@ struct AppleDecider {
     ) -> TransactionState {
         var transaction = state.transaction ?? Self.transaction(from: tx, productType: productType, environment: event.environment)
         if reportsPayment(event.type), transaction.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
-            transaction.status = tx.revocationDate == nil ? .succeeded : .refunded
-            transaction.refundedAt = tx.revocationDate
-            transaction.amountRefunded = tx.revocationDate == nil ? nil : refundedAmount(of: tx, amount: transaction.amount)
+            transaction.takeRevocation(of: tx)
         }
         return transaction
     }
@@ -326,18 +312,13 @@ struct AppleDecider {
         [.subscribed, .didRenew, .oneTimeCharge, .storeKitTransaction, .subscriptionStatus].contains(type)
     }
 
-    /// A new ledger row for an Apple transaction.
+    /// A new ledger row for an Apple transaction (``TransactionState/init(apple:productType:environment:)``),
+    /// as paid: its refund is the notification's to record.
     static func transaction(from tx: AppleTransactionPayload, productType: ProductType, environment: PurchaseEnvironment) -> TransactionState {
-        var transaction = TransactionState(
-            source: .storeKit, providerTransactionID: tx.transactionId, environment: environment, status: .succeeded)
-        transaction.productID = tx.productId
-        transaction.productType = productType
-        // Apple's `price` is in milliunits of `currency`, for the whole `quantity`; the ledger keeps
-        // ISO 4217 minor units (yen for JPY, cents for USD, fils for KWD).
-        let currency = tx.currency.map(CurrencyMinorUnits.init)
-        transaction.amount = tx.price.map { price in currency?.minorUnits(fromMilliunits: price) ?? price / 10 }
-        transaction.currency = currency?.code
-        transaction.purchasedAt = tx.purchaseDate
+        var transaction = TransactionState(apple: tx, productType: productType, environment: environment)
+        transaction.status = .succeeded
+        transaction.refundedAt = nil
+        transaction.amountRefunded = nil
         return transaction
     }
 }
