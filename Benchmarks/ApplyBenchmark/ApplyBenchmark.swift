@@ -35,10 +35,12 @@ struct ApplyBenchmark: AsyncParsableCommand {
 
     enum Proofs: String, ExpressibleByArgument, CaseIterable { case off, on }
 
-    @Option(parsing: .upToNextOption, help: "Currency grants off and/or on, each on a fresh backlog (on: the mixed workload's products grant credits, so about half its events change a balance).")
+    @Option(parsing: .upToNextOption, help: "Currency grants off, on and/or expiring, each on a fresh backlog (on: the mixed workload's products grant credits, so about half its events change a balance; expiring: the subscription's grants expire with their period, kept as lots).")
     var balances = [Balances.off]
 
-    enum Balances: String, ExpressibleByArgument, CaseIterable { case off, on }
+    /// `on`: the catalog's products grant currencies; `expiring`: and the subscription's grants
+    /// expire at the end of their period (kept as lots, docs/credits.md).
+    enum Balances: String, ExpressibleByArgument, CaseIterable { case off, on, expiring }
 
     /// The key both the backlog's store and the workers use when proofs are on.
     static let proofKey = "apply-benchmark-event-signing-key-0123456789"
@@ -82,9 +84,10 @@ struct ApplyBenchmark: AsyncParsableCommand {
             for start in stride(from: 0, to: records.count, by: 500) {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
             }
-            if balances == .on {
+            if balances != .off {
                 let catalog = CatalogStore(client: client, logger: logger)
-                _ = try await catalog.add(CatalogProduct(id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 100]))
+                _ = try await catalog.add(CatalogProduct(
+                    id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 100], currencyGrantsExpire: balances == .expiring))
                 _ = try await catalog.add(CatalogProduct(id: "pro.lifetime", type: .nonConsumable, currencyGrants: ["credits": 500, "gems": 5]))
             }
             try await client.query("VACUUM ANALYZE events", logger: logger)

@@ -37,6 +37,17 @@ public final class HeldWrites: Sendable {
         contents.withLock { $0.calls.append((eventID, argument)) }
     }
 
+    /// Whether a user assignment of the entitlement `key`'s transactions is held: it changes rows
+    /// the store may not hold, so a read of them must follow it to the database.
+    public func holdsUserAssignment(ofEntitlement key: String) -> Bool {
+        contents.withLock { contents in
+            contents.states.contains { write in
+                if case let .userAssignment(entitlementKey, _) = write { return entitlementKey == key }
+                return false
+            }
+        }
+    }
+
     /// Forgets what is held: its savepoint was rolled back, and the writes with it.
     public func discard() {
         contents.withLock { contents in (contents.states, contents.calls) = ([], []) }

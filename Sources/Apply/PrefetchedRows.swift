@@ -222,6 +222,16 @@ public final class PrefetchedRows: Sendable {
         }
     }
 
+    /// The transactions known here that are, or were, of the entitlement `entitlementKey` or
+    /// among `keys`, as they stand (a held save's state; `nil`: known not to exist).
+    public func transactions(ofEntitlement entitlementKey: String, orAmong keys: some Sequence<TransactionKey>) -> [TransactionKey: TransactionState?] {
+        contents.withLock { contents in
+            var known = contents.transactions.filter { $0.value?.entitlementKey == entitlementKey }
+            for key in keys { if let row = contents.transactions[key] { known[key] = row } }
+            return known
+        }
+    }
+
     /// The entitlement's known transactions without a user take `userID`, as the held
     /// assignment (``HeldStateWrite/userAssignment(entitlementKey:userID:)``) will store them.
     public func assignUser(_ userID: String, toTransactionsOf entitlementKey: String) {

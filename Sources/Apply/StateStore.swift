@@ -153,19 +153,37 @@ public struct StateStore: Sendable {
     }
 
     /// The entitlement's paid transactions that have no user yet, for the grants of a purchase
-    /// linked late (``CurrencyGrantDecision/grantOnLinking(_:user:product:)``).
+    /// linked late (``CurrencyGrantDecision/grantOnLinking(_:user:product:)``), by provider id.
+    ///
+    /// Read without sending what is held (a flush here would cut the batch's one statement in
+    /// pieces on every late link): the database's rows, each replaced by what the store holds for
+    /// it (a save this batch made), and the store's new rows of the entitlement. When a user
+    /// assignment of the entitlement is held, every row of it in the database will have a user:
+    /// only the store's rows (which took the assignment, or were saved after it) can have none.
     public func paidTransactionsWithoutUser(ofEntitlement key: String) async throws -> [TransactionState] {
-        try await flush()
-        var found: [TransactionState] = []
+        var rows: [PrefetchedRows.TransactionKey: TransactionState?] = [:]
+        if !writes.holdsUserAssignment(ofEntitlement: key) {
+            try await readPaidTransactionsWithoutUser(ofEntitlement: key, into: &rows)
+        }
+        let held = prefetched.transactions(ofEntitlement: key, orAmong: Array(rows.keys))
+        rows.merge(held) { _, held in held }
+        return rows.values.compactMap { $0 }
+            .filter { $0.entitlementKey == key && $0.userID == nil && $0.status == .succeeded }
+            .sorted { $0.providerTransactionID < $1.providerTransactionID }
+    }
+
+    private func readPaidTransactionsWithoutUser(
+        ofEntitlement key: String, into rows: inout [PrefetchedRows.TransactionKey: TransactionState?]
+    ) async throws {
         for try await row in try await connection.query(
             """
             SELECT \(unescaped: TransactionColumns.list) FROM transactions
             WHERE entitlement_key = \(key) AND user_id IS NULL AND status = 'succeeded'
             """, logger: logger)
         {
-            found.append(try TransactionColumns.decode(row))
+            let state = try TransactionColumns.decode(row)
+            rows[.init(state.source, state.providerTransactionID, environment: state.environment)] = state
         }
-        return found
     }
 
     /// The entitlement a transaction belongs to, read without locking the row: for finding what to

@@ -69,6 +69,9 @@ struct CurrencyGrantDecisionTests {
             expected: [.giveBack(grantKey: keys.grant, key: keys.giveBack)]),
         Row(name: "a dispute won", before: tx(.disputed), after: tx(.succeeded)!, product: monthly,
             expected: [.giveBack(grantKey: keys.grant, key: keys.giveBack)]),
+        Row(name: "a dispute won after a refund in part", before: tx(.disputed, refunded: 300), after: tx(.succeeded, refunded: 300)!, product: pack,
+            expected: [.giveBack(grantKey: keys.grant, key: keys.giveBack),
+                       .takeBack(grantKey: keys.grant, numerator: 300, denominator: 999, key: keys.takeBack + "#300")]),
         Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: []),
         Row(name: "paid before its user was known", before: tx(.succeeded, user: nil), after: tx(.succeeded)!, product: pack,
             expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
@@ -126,9 +129,17 @@ struct CurrencyGrantDecisionTests {
 
     @Test func aPaidTransactionLinkedLateIsGrantedToTheUser() {
         #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: Self.monthly)
-            == .grant(user: "late", amounts: ["credits": 1_000], cause: .renewal, key: Self.keys.grant))
-        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.refunded, user: nil)!, user: "late", product: Self.pack) == nil)
-        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: "u")!, user: "late", product: Self.pack) == nil)
-        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: nil) == nil)
+            == [.grant(user: "late", amounts: ["credits": 1_000], cause: .renewal, key: Self.keys.grant)])
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.refunded, user: nil)!, user: "late", product: Self.pack).isEmpty)
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: "u")!, user: "late", product: Self.pack).isEmpty)
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: nil).isEmpty)
+        // Refunded in part before its user was known: granted, and the share taken back.
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil, refunded: 333)!, user: "late", product: Self.pack) == [
+            .grant(user: "late", amounts: ["credits": 500], cause: .purchase, key: Self.keys.grant),
+            .takeBack(grantKey: Self.keys.grant, numerator: 333, denominator: 999, key: Self.keys.takeBack + "#333"),
+        ])
+        // An expiring period with no end of its own ends with its entitlement.
+        #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: Self.expiringMonthly, periodEnd: Self.periodEnd)
+            == [.grant(user: "late", amounts: ["credits": 1_000], cause: .renewal, key: Self.keys.grant, expiresAt: Self.periodEnd)])
     }
 }

@@ -40,7 +40,7 @@ struct CurrencyGrantTests {
     /// A monthly subscription (`<id>001`) bought forty days ago, and its renewal (`<id>002`) ten days
     /// ago, notified and applied; returns both transactions.
     static func twoPeriods(
-        _ system: SystemHarness, _ id: String, user: String?
+        _ system: SystemHarness, _ id: String, user: String?, drain: Bool = true
     ) async throws -> (first: SampleAppleTransaction, renewal: SampleAppleTransaction) {
         let start = Date().addingTimeInterval(-40 * 86_400).rounded
         let first = subscription("\(id)001", user: user, purchased: start)
@@ -48,7 +48,7 @@ struct CurrencyGrantTests {
         var renewal = subscription("\(id)002", user: user, purchased: start.addingTimeInterval(30 * 86_400))
         renewal.originalTransactionId = first.transactionId
         try await system.notify("DID_RENEW", transaction: renewal, at: start.addingTimeInterval(30 * 86_400))
-        try await system.drain()
+        if drain { try await system.drain() }
         return (first, renewal)
     }
 
@@ -154,6 +154,22 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// The same, with the notifications and the app's sync applied together (one batch at batch
+    /// 16): the grant finds the periods saved earlier in the batch, without their writes sent.
+    @Test func purchasesPaidBeforeTheirUserWasKnownAreGrantedInTheSameBatch() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let (_, renewal) = try await Self.twoPeriods(system, "35", user: nil, drain: false)
+            try await system.sync(renewal, userID: "user_same_batch")
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_same_batch") == ["credits": 2_000], "both periods, once")
+            try await system.sync(renewal, userID: "user_next")
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_next") == [:], "a transfer grants nothing again")
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions") == 2)
+        }
+    }
+
     /// A dispute takes the pack's grant back; the dispute won gives back what it took, once.
     @Test func aDisputeTakesTheGrantBackAndWinningItGivesItBack() async throws {
         try await SystemHarness.run { system in
@@ -248,6 +264,31 @@ struct CurrencyGrantTests {
                 origins.append(((json?["cause"] as? [String: Any])?["origin"] as? String) ?? "?")
             }
             #expect(origins == ["webhook", "webhook", "api", "clock", "webhook"])
+        }
+    }
+
+    /// A refund in part, then a dispute of the rest, won: the dispute's take-back is given back,
+    /// the refund in part stands.
+    @Test func aRefundInPartStandsThroughADisputeWon() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let paid = try await Self.packPaid(system, "stands")
+            try await system.stripe(
+                "charge.refunded", StripeObjects.charge("ch_stands", paymentIntent: "pi_stands", refunded: false, amountRefunded: 1_000),
+                at: paid.addingTimeInterval(5))
+            try await system.drain()
+            try await system.stripe(
+                "charge.dispute.created", StripeObjects.dispute("dp_stands", charge: "ch_stands", paymentIntent: "pi_stands"),
+                at: paid.addingTimeInterval(10))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_stands") == ["credits": 0, "gems": 0])
+            try await system.stripe(
+                "charge.dispute.closed", StripeObjects.dispute("dp_stands", charge: "ch_stands", paymentIntent: "pi_stands", status: "won"),
+                at: paid.addingTimeInterval(15))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_stands") == ["credits": 399, "gems": 1], "500 and 2, less the refund in part")
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_stands", limit: 10)
+            #expect(rows.map(\.cause) == [.refundReversal, .refund, .refund, .purchase])
         }
     }
 }

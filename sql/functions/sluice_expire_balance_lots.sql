@@ -1,10 +1,11 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Expires what is left of the grants whose period ended (docs/credits.md), at most p_limit
--- grants a call, oldest first: each grant's lots still holding credits are taken, under the
+-- grants a call, soonest due first: each grant's lots still holding credits are taken, under the
 -- user's lock, through sluice_adjust_balances (cause expiry, p_reverses the grant, so exactly its
--- lots are emptied), once under the key `expiry:` + the grant's key. Returns how many grants
--- expired. Called by the worker holding the balance-expiry lease (BalanceExpiryService); two
--- calls at once skip each other's grants.
+-- lots are emptied), once under the key `expiry:` + the grant's key. A user whose lock another
+-- transaction holds (an apply, a spend, another sweep) is skipped, never waited for: the next
+-- call takes it, and two sweeps never lock in opposite orders. Returns how many grants expired.
+-- Called by the worker holding the balance-expiry lease (BalanceExpiryService).
 CREATE OR REPLACE FUNCTION sluice_expire_balance_lots(p_limit integer) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
@@ -14,17 +15,17 @@ DECLARE
 BEGIN
     FOR due IN
         SELECT g.position, g.user_id, g.idempotency_key
-        FROM balance_transactions g
-        WHERE g.position IN (
+        FROM (
             SELECT l.grant_position FROM balance_lots l
             WHERE l.expires_at <= now() AND l.remaining > 0
-            ORDER BY l.expires_at, l.grant_position
+            GROUP BY l.grant_position
+            ORDER BY min(l.expires_at), l.grant_position
             LIMIT p_limit
-        )
-        ORDER BY g.position
-        FOR UPDATE OF g SKIP LOCKED
+        ) d
+        JOIN balance_transactions g ON g.position = d.grant_position
     LOOP
-        PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || due.user_id, 0));
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('sluice_balance:' || due.user_id, 0));
+        -- Read under the lock: what a spend committed meanwhile took is not there any more.
         SELECT jsonb_object_agg(currency, -remaining) INTO taken
         FROM balance_lots WHERE grant_position = due.position AND remaining > 0;
         CONTINUE WHEN taken IS NULL;

@@ -4,11 +4,14 @@
 --   * p_cause 'refund' (a take-back, p_floor true): the refunded share of the grant is
 --     p_numerator / p_denominator of each currency it granted, rounded up (1/3 of 500 is 167).
 --     The share is the payment's whole refund so far: what earlier take-backs of this grant asked
---     since it was last given back, and what of it already expired, are not asked again, so a
---     second partial refund takes only the difference, and a refund after the period's credits
---     expired takes only what is left to take.
---   * p_cause 'refund_reversal' (a give-back): gives back what the take-backs since the last
---     give-back took; credits of a grant that expires are given back to expire with it.
+--     (a refund in part, keyed `…#<amount>`, always; a whole refund or dispute since the grant was
+--     last given back) and what of it, or of what was given back, already expired, are not asked
+--     again, so a second partial refund takes only the difference, and a refund after the
+--     period's credits expired takes only what is left to take.
+--   * p_cause 'refund_reversal' (a give-back): gives back what the whole refunds and disputes
+--     since the last give-back took (a refund in part stands: the payment was not reversed);
+--     credits of a grant that expires are given back to expire with it (at the next sweep when
+--     that time has passed).
 -- Returns sluice_adjust_balances' answer, or {"outcome": "nothing"} when there is no grant (the
 -- purchase granted nothing) or nothing is left to move.
 CREATE OR REPLACE FUNCTION sluice_reverse_balance_change(
@@ -19,13 +22,17 @@ DECLARE
     earlier balance_transactions;
     last_given_back bigint;
     moved jsonb;
-    lot_expiry timestamptz;
+    lot_expiry timestamptz;  -- when given-back credits expire: the grant's own time
 BEGIN
     IF p_numerator <= 0 OR p_denominator <= 0 OR p_numerator > p_denominator THEN
         RAISE EXCEPTION 'a share must be a fraction from 0 to 1, not %/%', p_numerator, p_denominator;
     END IF;
     IF p_cause NOT IN ('refund', 'refund_reversal') THEN
         RAISE EXCEPTION 'a grant is reversed by a refund or a refund_reversal, not %', p_cause;
+    END IF;
+    -- A worker of the release before names the take-back it gives back, not the grant.
+    IF p_of_key LIKE 'take_back:%' THEN
+        p_of_key := 'grant:' || substring(p_of_key FROM length('take_back:') + 1);
     END IF;
     SELECT * INTO earlier FROM balance_transactions WHERE idempotency_key = p_of_key ORDER BY position LIMIT 1;
     IF NOT FOUND THEN
@@ -41,8 +48,12 @@ BEGIN
             SELECT x.key AS currency,
                    sum(CASE WHEN t.cause = 'refund' THEN -(t.adjustments->>x.key)::bigint ELSE -(t.applied->>x.key)::bigint END) AS amount
             FROM balance_transactions t, jsonb_each_text(earlier.applied) AS x
-            WHERE t.reverses = earlier.position
-              AND ((t.cause = 'refund' AND t.position > last_given_back) OR t.cause = 'expiry')
+            WHERE ((t.reverses = earlier.position
+                    AND ((t.cause = 'refund' AND (t.position > last_given_back OR position('#' IN t.idempotency_key) > 0))
+                         OR t.cause = 'expiry'))
+                   -- what was given back and then expired
+                   OR (t.cause = 'expiry' AND t.reverses IN (
+                         SELECT g.position FROM balance_transactions g WHERE g.reverses = earlier.position AND g.cause = 'refund_reversal')))
               AND t.adjustments ? x.key
             GROUP BY x.key
         )
@@ -56,10 +67,11 @@ BEGIN
             SELECT x.key AS currency, sum(-x.value::bigint) AS amount
             FROM balance_transactions t, jsonb_each_text(t.applied) AS x
             WHERE t.reverses = earlier.position AND t.cause = 'refund' AND t.position > last_given_back
+              AND position('#' IN t.idempotency_key) = 0
             GROUP BY x.key
         ) taken
         WHERE amount > 0;
-        SELECT max(expires_at) INTO lot_expiry FROM balance_lots WHERE grant_position = earlier.position AND expires_at > now();
+        lot_expiry := earlier.expires_at;
     END IF;
     IF moved IS NULL THEN
         RETURN jsonb_build_object('outcome', 'nothing');

@@ -84,7 +84,8 @@ public enum CurrencyGrantDecision {
             // Refunded in part already (the first event seen of it, or of its user).
             return [grant] + partialTakeBack(after, refundedBefore: 0, keys: keys)
         case .succeeded where wasTakenBack:
-            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)]
+            // A refund in part made before or during the dispute stands: taken (again) after.
+            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)] + partialTakeBack(after, refundedBefore: 0, keys: keys)
         case .succeeded:
             // A refund in part, or a further one: the payment stands.
             return partialTakeBack(after, refundedBefore: before?.amountRefunded ?? 0, keys: keys)
@@ -117,12 +118,14 @@ public enum CurrencyGrantDecision {
 
     /// The grant of a paid transaction whose entitlement learned its user only now (the
     /// transaction itself still has none): as if it were paid now, under the same key, so a grant
-    /// made before is not made again.
-    public static func grantOnLinking(_ transaction: TransactionState, user: String, product: CatalogProduct?) -> Change? {
-        guard transaction.status == .succeeded, transaction.userID == nil else { return nil }
+    /// made before is not made again; with the take-back of a refund in part it had already.
+    /// - Parameter periodEnd: the end of its period when the row has none (its entitlement's expiry).
+    public static func grantOnLinking(_ transaction: TransactionState, user: String, product: CatalogProduct?, periodEnd: Date? = nil) -> [Change] {
+        guard transaction.status == .succeeded, transaction.userID == nil else { return [] }
         var linked = transaction
         linked.userID = user
-        return grant(linked, product: product, firstPeriod: false, periodEnd: transaction.periodEnd)
+        guard let grant = grant(linked, product: product, firstPeriod: false, periodEnd: transaction.periodEnd ?? periodEnd) else { return [] }
+        return [grant] + partialTakeBack(linked, refundedBefore: 0, keys: keys(of: linked))
     }
 
     /// The grant of a paid transaction with a user, of its catalog product's currencies; a

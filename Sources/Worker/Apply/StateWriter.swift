@@ -17,12 +17,15 @@ enum StateWriter {
         let leeway = announcer?.leeway ?? 0
         var events: [OutgoingEvent] = []
         var newEntitlements: Set<String> = []
+        // Entitlements that had a user before this event: their purchases are that user's already.
+        var hadUser: Set<String> = []
         // Held with the event's other writes, made in its statement (sluice_write_applied_batch).
         var balanceChanges: [CurrencyGrantDecision.Change] = []
         for entitlement in decision.entitlements {
             let isActive = entitlement.isActive(at: now, leeway: leeway)
             let saved = try await store.save(entitlement, announcedActive: isActive)
             if saved.previous == nil { newEntitlements.insert(entitlement.entityKey) }
+            if saved.previous?.userID != nil { hadUser.insert(entitlement.entityKey) }
             guard let announcer,
                   let type = EntitlementChange.type(before: saved.previous, after: entitlement, now: now, leeway: leeway)
             else { continue }
@@ -30,11 +33,13 @@ enum StateWriter {
         }
         for (entitlementKey, user) in decision.newlyLinkedUsers.sorted(by: { $0.key < $1.key }) {
             // Its purchases paid before the user was known are granted now (not on a rebuild; not
-            // looked for when no product grants currencies).
-            if let announcer, announcer.products.values.contains(where: { !$0.currencyGrants.isEmpty }) {
+            // looked for when no product grants currencies, nor when the entitlement passes from a
+            // user to another: each of its rows took the user it had, and was granted then).
+            if let announcer, !hadUser.contains(entitlementKey), announcer.products.values.contains(where: { !$0.currencyGrants.isEmpty }) {
                 for paid in try await store.paidTransactionsWithoutUser(ofEntitlement: entitlementKey) {
                     let product = paid.productID.flatMap { announcer.products[$0] }
-                    if let change = CurrencyGrantDecision.grantOnLinking(paid, user: user, product: product) { balanceChanges.append(change) }
+                    let periodEnd = decision.entitlements.first { $0.entityKey == entitlementKey }?.expiresAt
+                    balanceChanges += CurrencyGrantDecision.grantOnLinking(paid, user: user, product: product, periodEnd: periodEnd)
                 }
             }
             try await store.assignUser(user, toTransactionsOf: entitlementKey)

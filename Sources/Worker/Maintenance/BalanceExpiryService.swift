@@ -10,7 +10,7 @@ import Shared
 /// `CLOCK_SWEEP_INTERVAL_SECONDS`; a pass does at most ``batch`` grants and goes on while it
 /// finds that many.
 struct BalanceExpiryService: Service, CustomStringConvertible {
-    static let batch = 500
+    static let batch = 100
 
     let store: BalanceStore
     let lease: MaintenanceLease

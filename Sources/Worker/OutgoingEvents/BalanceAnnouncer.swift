@@ -10,7 +10,8 @@ import Shared
 /// their outgoing events through the one write path (``OutgoingEventWriter``) and marks them, so
 /// a user's events carry increasing `sequence`s in the order the balances changed, whether the
 /// API, an operator or a purchase changed them. Runs in the worker holding the
-/// `balance-announce` lease, every second.
+/// `balance-announce` lease, every second; a pass goes on, ``batch`` rows a transaction, while it
+/// finds full batches, so the announcements keep up with any rate of changes.
 struct BalanceAnnouncer: Service, CustomStringConvertible {
     static let interval: Duration = .seconds(1)
     static let batch = 200
@@ -35,7 +36,15 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     func runOnce() async throws -> Int? {
         let (lease, announcer) = (lease, self)
         return try await withTimeout(Self.passTimeLimit) {
-            try await lease.ifHeld(interval: Self.interval) { try await announcer.announce() }
+            try await lease.ifHeld(interval: Self.interval) {
+                var announced = 0
+                var last: Int
+                repeat {
+                    last = try await announcer.announce()
+                    announced += last
+                } while last == Self.batch
+                return announced
+            }
         }
     }
 
