@@ -48,33 +48,48 @@ BEGIN
         END IF;
     END IF;
 
-    -- Sorted, so that the row locks are always taken in one order.
-    FOR a IN SELECT key AS currency, value::bigint AS amount FROM jsonb_each_text(p_adjustments) ORDER BY key LOOP
-        SELECT b.amount INTO current_amount FROM balances b WHERE b.user_id = p_user AND b.currency = a.currency FOR UPDATE;
-        current_amount := COALESCE(current_amount, 0);
-        taken := a.amount;
-        IF current_amount + a.amount < 0 THEN
-            IF NOT p_floor THEN
-                short := short || jsonb_build_object(a.currency, jsonb_build_object('balance', current_amount, 'requested', a.amount));
-                CONTINUE;
+    IF NOT EXISTS (SELECT 1 FROM jsonb_each_text(p_adjustments) WHERE value::bigint < 0) THEN
+        -- Only deposits (a grant, most often): nothing can go below zero, so each balance moves in
+        -- one statement, its row locked in the order of the currencies.
+        WITH moved AS (
+            INSERT INTO balances AS b (user_id, currency, amount)
+            SELECT p_user, key, value::bigint FROM jsonb_each_text(p_adjustments) ORDER BY key
+            ON CONFLICT (user_id, currency) DO UPDATE SET amount = b.amount + EXCLUDED.amount, updated_at = now()
+            RETURNING b.currency, b.amount
+        )
+        SELECT jsonb_object_agg(currency, amount) INTO after FROM moved;
+        -- All of it was done (the callers send whole numbers: BalanceAdjustments, the grants).
+        applied := p_adjustments;
+        raised := true;
+    ELSE
+        -- Sorted, so that the row locks are always taken in one order.
+        FOR a IN SELECT key AS currency, value::bigint AS amount FROM jsonb_each_text(p_adjustments) ORDER BY key LOOP
+            SELECT b.amount INTO current_amount FROM balances b WHERE b.user_id = p_user AND b.currency = a.currency FOR UPDATE;
+            current_amount := COALESCE(current_amount, 0);
+            taken := a.amount;
+            IF current_amount + a.amount < 0 THEN
+                IF NOT p_floor THEN
+                    short := short || jsonb_build_object(a.currency, jsonb_build_object('balance', current_amount, 'requested', a.amount));
+                    CONTINUE;
+                END IF;
+                taken := -current_amount;
             END IF;
-            taken := -current_amount;
+            applied := applied || jsonb_build_object(a.currency, taken);
+            after := after || jsonb_build_object(a.currency, current_amount + taken);
+            lowered := lowered OR taken < 0;
+            raised := raised OR taken > 0;
+            IF taken <> a.amount THEN
+                short := short || jsonb_build_object(a.currency, taken - a.amount);
+            END IF;
+        END LOOP;
+        IF NOT p_floor AND short <> '{}' THEN
+            RETURN jsonb_build_object('outcome', 'insufficient', 'insufficient', short);
         END IF;
-        applied := applied || jsonb_build_object(a.currency, taken);
-        after := after || jsonb_build_object(a.currency, current_amount + taken);
-        lowered := lowered OR taken < 0;
-        raised := raised OR taken > 0;
-        IF taken <> a.amount THEN
-            short := short || jsonb_build_object(a.currency, taken - a.amount);
-        END IF;
-    END LOOP;
-    IF NOT p_floor AND short <> '{}' THEN
-        RETURN jsonb_build_object('outcome', 'insufficient', 'insufficient', short);
-    END IF;
 
-    INSERT INTO balances AS b (user_id, currency, amount)
-    SELECT p_user, key, value::bigint FROM jsonb_each_text(after) ORDER BY key
-    ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
+        INSERT INTO balances AS b (user_id, currency, amount)
+        SELECT p_user, key, value::bigint FROM jsonb_each_text(after) ORDER BY key
+        ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
+    END IF;
 
     INSERT INTO balance_transactions (user_id, idempotency_key, request_digest, adjustments, applied, balances, shortfall, cause,
         reason, metadata, actor, expires_at, reverses, cause_event_id)
