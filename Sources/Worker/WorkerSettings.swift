@@ -74,7 +74,7 @@ struct WorkerSettings: Sendable {
           SANDBOX_ACCESS, SANDBOX_USERS as ingest's: whose sandbox entitlements read active in outgoing events (default anybody)
           ENDPOINT_DISABLE_AFTER    an endpoint failing continuously this long is disabled: 90s, 30m, 12h, 5d (default 5d)
           STRIPE_CHECKOUT_KEY       web checkout's restricted key (as ingest's): checkouts nobody confirmed within ingest's CHECKOUT_WINDOW_SECONDS, and replaced ones, are cancelled at Stripe every CLOCK_SWEEP_INTERVAL_SECONDS
-          CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired (default 30)
+          CLOCK_SWEEP_INTERVAL_SECONDS how often access that ran out with no ending event is announced as entitlement.expired, and the other sweeps run: expiring currency grants, unconfirmed checkouts, Play acknowledgements, consumption answers (default 30)
           PRUNE_AFTER               prune done events and deliveries this old (30m, 12h, 7d), by one worker at a time (default off)
           STRIPE_ACCOUNTS           comma-separated connected accounts (acct_…) whose events are applied, each to its own state (default none: the platform's events only)
           METRICS_HOST              address /metrics, /healthz and /readyz listen on (default 0.0.0.0, for Prometheus in another pod; 127.0.0.1 keeps them on this host)
