@@ -57,4 +57,23 @@ struct BalanceAnnouncementTests {
         }
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:other:a:b:c") == nil)
     }
+
+    /// More changes than one transaction announces (``BalanceAnnouncer/batch``): one pass goes on
+    /// until every row is announced, so announcements keep up with any rate of changes.
+    @Test func onePassAnnouncesMoreThanABatch() async throws {
+        try await SystemHarness.run { system in
+            let count = BalanceAnnouncer.batch * 2 + 50
+            try await system.db.client.query(
+                """
+                SELECT sluice_adjust_balances('user_many', '{"credits": 1}', 'api', 'k' || n, NULL, false, NULL, NULL, NULL)
+                FROM generate_series(1, \(count)) AS n
+                """, logger: TestDatabase.logger)
+            let announcer = BalanceAnnouncer(
+                client: system.db.client,
+                lease: MaintenanceLease(client: system.db.client, task: "balance-announce", owner: "test", logger: TestDatabase.logger),
+                onCreated: {}, logger: TestDatabase.logger)
+            #expect(try await announcer.runOnce() == count)
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions WHERE announced_at IS NULL") == 0)
+        }
+    }
 }

@@ -291,4 +291,41 @@ struct CurrencyGrantTests {
             #expect(rows.map(\.cause) == [.refundReversal, .refund, .refund, .purchase])
         }
     }
+
+    /// The expiry sweep never waits for a user's lock: a user whose balance another transaction
+    /// is changing is left for the next pass, which takes the grant once.
+    @Test func theExpirySweepSkipsAUserBeingChangedAndTakesItNextPass() async throws {
+        try await SystemHarness.run { system in
+            let store = BalanceStore(client: system.db.client, logger: TestDatabase.logger)
+            try await system.db.client.query(
+                """
+                SELECT sluice_adjust_balances('user_busy', '{"credits": 10}', 'renewal', 'grant:busy', NULL, false, NULL, NULL, NULL,
+                    now() - interval '1 day')
+                """, logger: TestDatabase.logger)
+            try await system.db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('sluice_balance:' || 'user_busy', 0))", logger: TestDatabase.logger)
+                #expect(try await store.expireDue(limit: 10) == 0, "the user's lock is held: skipped, not waited for")
+            }
+            #expect(try await store.expireDue(limit: 10) == 1)
+            #expect(try await Self.balances(system, "user_busy") == ["credits": 0])
+            #expect(try await store.expireDue(limit: 10) == 0)
+        }
+    }
+
+    /// A give-back as a worker of the release before sends it, naming the take-back rather than
+    /// the grant (during a rolling deploy): it still finds the grant and gives back once.
+    @Test func aGiveBackNamingItsTakeBackStillFindsTheGrant() async throws {
+        try await SystemHarness.run { system in
+            for call in [
+                "SELECT sluice_adjust_balances('user_old', '{\"credits\": 50}', 'purchase', 'grant:transaction:x', NULL, false, NULL, NULL, NULL)",
+                "SELECT sluice_reverse_balance_change('grant:transaction:x', 1, 1, 'refund', 'take_back:transaction:x', true, NULL)",
+                "SELECT sluice_reverse_balance_change('take_back:transaction:x', 1, 1, 'refund_reversal', 'give_back:transaction:x', false, NULL)",
+            ] {
+                try await system.db.client.query(PostgresQuery(unsafeSQL: call), logger: TestDatabase.logger)
+            }
+            #expect(try await Self.balances(system, "user_old") == ["credits": 50])
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions WHERE cause = 'refund_reversal'") == 1)
+        }
+    }
 }
