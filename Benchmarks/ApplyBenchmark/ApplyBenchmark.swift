@@ -93,6 +93,15 @@ struct ApplyBenchmark: AsyncParsableCommand {
             try await client.query("VACUUM ANALYZE events", logger: logger)
             return try await Self.eventsTableBytes(client, logger: logger)
         }
+        // The server's CPU is read from its postmaster, which counts each backend's once it ends:
+        // only when the server runs on this machine (else nil, and left out of the report).
+        let postmaster = try await DatabaseSession.with(url, logger: logger) { client -> Int? in
+            for try await pid in try await client.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
+                return ProcessCPU.parent(of: Int(pid))
+            }
+            return nil
+        }
+        let serverCPUBefore = postmaster.flatMap { ProcessCPU.secondsWithEndedChildren(pid: $0) }
         let workers = try (0..<processes).map { _ in try startWorker(url: url, batchSize: batchSize, proof: proof) }
         let started = ContinuousClock.now
         let (done, failed) = try await DatabaseSession.with(url, logger: logger) { client -> (Int64, Int64) in
@@ -113,6 +122,10 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let peakRSS = workers.compactMap { ProcessMemory.peakRSSMiB(pid: Int($0.processIdentifier)) }.max() ?? 0
         let workerCPU = workers.compactMap { ProcessCPU.seconds(pid: Int($0.processIdentifier)) }.reduce(0, +)
         for worker in workers { worker.terminate(); worker.waitUntilExit() }
+        // The workers' backends end as their connections close; the postmaster then counts them.
+        try await Task.sleep(for: .milliseconds(500))
+        let serverCPUAfter = postmaster.flatMap { ProcessCPU.secondsWithEndedChildren(pid: $0) }
+        let serverCPU: Double? = if let before = serverCPUBefore, let after = serverCPUAfter { after - before } else { nil }
         let (drainedBytes, prunedBytes) = try await DatabaseSession.with(url, logger: logger) { client in
             let drained = try await Self.eventsTableBytes(client, logger: logger)
             try await runWorker(["prune", "--older-than", "1s"], url: url, after: .seconds(1.1))
@@ -123,15 +136,16 @@ struct ApplyBenchmark: AsyncParsableCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = Double(done) / seconds
         let cpuPerEvent = done > 0 ? workerCPU * 1e6 / Double(done) : 0
+        let serverCPUPerEvent = serverCPU.map { done > 0 ? String(format: "%.0f", $0 * 1e6 / Double(done)) : "0" } ?? "unknown"
         func mib(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
         print(String(
-            format: "  %@, %d process(es), batch %d, proofs %@, balances %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB, worker CPU %.0f µs an event",
+            format: "  %@, %d process(es), batch %d, proofs %@, balances %@: %6.0f events/s (%lld done, %lld failed or retried, %.1f s); events table %@ MiB filled, %@ drained, %@ after prune + VACUUM; worker peak RSS %.0f MiB, worker CPU %.0f µs an event, PostgreSQL CPU %@ µs an event",
             workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, done, failed, seconds, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
-            cpuPerEvent))
+            cpuPerEvent, serverCPUPerEvent))
         print(String(
-            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ balances=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f",
+            format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ balances=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f postgres_cpu_us_per_event=%@",
             workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
-            cpuPerEvent))
+            cpuPerEvent, serverCPUPerEvent))
     }
 
     /// Heap, indexes and TOAST of the events queue.

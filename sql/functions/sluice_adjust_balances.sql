@@ -12,8 +12,9 @@
 --     ("insufficient", with what was short) and nothing is written.
 --     p_floor true (a take-back): each currency stops at zero, and what could not be taken is
 --     kept as the row's shortfall.
---   * p_expires_at (a grant of a subscription period whose grants expire): what it adds is kept
---     as lots (balance_lots) that expire then.
+--   * A change that only adds (a deposit, a give-back) is made by sluice_deposit_balances, the one
+--     way balances go up; with p_expires_at (credits given back to a grant that expires), what it
+--     adds is kept as lots (balance_lots) that expire then.
 --   * Whatever takes a balance down takes it from the lots first: those of p_reverses (the grant
 --     being taken back or expired) first, then the soonest to expire, so that the lots never hold
 --     more than the balance and a spend uses what would expire before what would not.
@@ -36,7 +37,6 @@ DECLARE
     after jsonb := '{}';
     taken bigint;
     lowered boolean := false;
-    raised boolean := false;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || p_user, 0));
     IF p_key IS NOT NULL THEN
@@ -49,47 +49,42 @@ BEGIN
     END IF;
 
     IF NOT EXISTS (SELECT 1 FROM jsonb_each_text(p_adjustments) WHERE value::bigint < 0) THEN
-        -- Only deposits (a grant, most often): nothing can go below zero, so each balance moves in
-        -- one statement, its row locked in the order of the currencies.
-        WITH moved AS (
-            INSERT INTO balances AS b (user_id, currency, amount)
-            SELECT p_user, key, value::bigint FROM jsonb_each_text(p_adjustments) ORDER BY key
-            ON CONFLICT (user_id, currency) DO UPDATE SET amount = b.amount + EXCLUDED.amount, updated_at = now()
-            RETURNING b.currency, b.amount
-        )
-        SELECT jsonb_object_agg(currency, amount) INTO after FROM moved;
-        -- All of it was done (the callers send whole numbers: BalanceAdjustments, the grants).
-        applied := p_adjustments;
-        raised := true;
-    ELSE
-        -- Sorted, so that the row locks are always taken in one order.
-        FOR a IN SELECT key AS currency, value::bigint AS amount FROM jsonb_each_text(p_adjustments) ORDER BY key LOOP
-            SELECT b.amount INTO current_amount FROM balances b WHERE b.user_id = p_user AND b.currency = a.currency FOR UPDATE;
-            current_amount := COALESCE(current_amount, 0);
-            taken := a.amount;
-            IF current_amount + a.amount < 0 THEN
-                IF NOT p_floor THEN
-                    short := short || jsonb_build_object(a.currency, jsonb_build_object('balance', current_amount, 'requested', a.amount));
-                    CONTINUE;
-                END IF;
-                taken := -current_amount;
-            END IF;
-            applied := applied || jsonb_build_object(a.currency, taken);
-            after := after || jsonb_build_object(a.currency, current_amount + taken);
-            lowered := lowered OR taken < 0;
-            raised := raised OR taken > 0;
-            IF taken <> a.amount THEN
-                short := short || jsonb_build_object(a.currency, taken - a.amount);
-            END IF;
-        END LOOP;
-        IF NOT p_floor AND short <> '{}' THEN
-            RETURN jsonb_build_object('outcome', 'insufficient', 'insufficient', short);
-        END IF;
-
-        INSERT INTO balances AS b (user_id, currency, amount)
-        SELECT p_user, key, value::bigint FROM jsonb_each_text(after) ORDER BY key
-        ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
+        -- Only deposits: nothing can go below zero.
+        RETURN jsonb_build_object('outcome', 'applied', 'id', (sluice_deposit_balances(jsonb_build_array(jsonb_build_object(
+            'user_id', p_user, 'adjustments', p_adjustments, 'cause', p_cause, 'idempotency_key', p_key, 'request_digest', p_digest,
+            'reason', p_reason, 'metadata', p_metadata, 'actor', p_actor, 'expires_at', p_expires_at, 'reverses', p_reverses,
+            'cause_event_id', p_cause_event_id))))[1]);
     END IF;
+
+    IF p_expires_at IS NOT NULL THEN
+        RAISE EXCEPTION 'credits that expire are only ever added, not %', p_adjustments;
+    END IF;
+    -- Sorted, so that the row locks are always taken in one order.
+    FOR a IN SELECT key AS currency, value::bigint AS amount FROM jsonb_each_text(p_adjustments) ORDER BY key LOOP
+        SELECT b.amount INTO current_amount FROM balances b WHERE b.user_id = p_user AND b.currency = a.currency FOR UPDATE;
+        current_amount := COALESCE(current_amount, 0);
+        taken := a.amount;
+        IF current_amount + a.amount < 0 THEN
+            IF NOT p_floor THEN
+                short := short || jsonb_build_object(a.currency, jsonb_build_object('balance', current_amount, 'requested', a.amount));
+                CONTINUE;
+            END IF;
+            taken := -current_amount;
+        END IF;
+        applied := applied || jsonb_build_object(a.currency, taken);
+        after := after || jsonb_build_object(a.currency, current_amount + taken);
+        lowered := lowered OR taken < 0;
+        IF taken <> a.amount THEN
+            short := short || jsonb_build_object(a.currency, taken - a.amount);
+        END IF;
+    END LOOP;
+    IF NOT p_floor AND short <> '{}' THEN
+        RETURN jsonb_build_object('outcome', 'insufficient', 'insufficient', short);
+    END IF;
+
+    INSERT INTO balances AS b (user_id, currency, amount)
+    SELECT p_user, key, value::bigint FROM jsonb_each_text(after) ORDER BY key
+    ON CONFLICT (user_id, currency) DO UPDATE SET amount = EXCLUDED.amount, updated_at = now();
 
     INSERT INTO balance_transactions (user_id, idempotency_key, request_digest, adjustments, applied, balances, shortfall, cause,
         reason, metadata, actor, expires_at, reverses, cause_event_id)
@@ -110,10 +105,6 @@ BEGIN
             WHERE x.value::bigint < 0
         ) o
         WHERE l.grant_position = o.grant_position AND l.currency = o.currency AND o.running - l.remaining < o.taken;
-    END IF;
-    IF raised AND p_expires_at IS NOT NULL THEN
-        INSERT INTO balance_lots (grant_position, user_id, currency, remaining, expires_at)
-        SELECT stored.position, p_user, key, value::bigint, p_expires_at FROM jsonb_each_text(applied) WHERE value::bigint > 0;
     END IF;
     RETURN jsonb_build_object('outcome', 'applied', 'id', stored.id);
 END $$;

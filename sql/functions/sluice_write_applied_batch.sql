@@ -21,7 +21,7 @@
 -- - `created_at` is the call's instant, to the microsecond; deliveries name the call's event.
 CREATE OR REPLACE FUNCTION sluice_write_applied_batch(p_calls jsonb) RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
-    change record;
+    part record;
     all_links jsonb;
     announced bigint[];
     forwarded bigint[];
@@ -41,26 +41,37 @@ BEGIN
     ON CONFLICT (event_id) DO NOTHING;
 
     -- The balance changes of catalog products' currency grants (CurrencyGrantDecision), in the
-    -- order of the calls: a grant before a take-back of it in the same batch. Each is made at most
-    -- once under its key (sluice_adjust_balances), and names the event it came from for its
-    -- balance.changed announcement; a grant of a period whose credits expire carries expires_at_us.
-    FOR change IN
-        SELECT (c.value->>'record_event_id')::bigint AS event_id, x.value AS v
-        FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
-             jsonb_array_elements((c.value->>'balance_changes')::jsonb) WITH ORDINALITY AS x(value, i)
-        WHERE c.value->>'balance_changes' IS NOT NULL
-        ORDER BY c.n, x.i
+    -- order of the calls, each made at most once under its key and naming the event it came from
+    -- for its balance.changed announcement. Each run of grants is one sluice_deposit_balances (a
+    -- grant of a period whose credits expire carries expires_at_us); a take-back or give-back,
+    -- which ends a run, is one sluice_reverse_balance_change. So a grant is made before a
+    -- take-back of it in the same batch, and a take-back before a later grant to the same user.
+    FOR part IN
+        WITH changes AS (
+            SELECT (c.value->>'record_event_id')::bigint AS event_id, x.value AS v, c.n, x.i,
+                   count(*) FILTER (WHERE x.value->>'kind' <> 'grant') OVER (ORDER BY c.n, x.i) AS run
+            FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
+                 jsonb_array_elements((c.value->>'balance_changes')::jsonb) WITH ORDINALITY AS x(value, i)
+            WHERE c.value->>'balance_changes' IS NOT NULL
+        )
+        SELECT (array_agg(v) FILTER (WHERE v->>'kind' <> 'grant'))[1] AS reversal,
+               (array_agg(event_id) FILTER (WHERE v->>'kind' <> 'grant'))[1] AS reversal_event_id,
+               jsonb_agg(jsonb_build_object('user_id', v->>'user', 'adjustments', v->'amounts', 'cause', v->>'cause',
+                       'idempotency_key', v->>'key', 'expires_at', sluice_timestamp_us((v->>'expires_at_us')::bigint),
+                       'cause_event_id', event_id)
+                   ORDER BY n, i) FILTER (WHERE v->>'kind' = 'grant') AS grants
+        FROM changes GROUP BY run ORDER BY run
     LOOP
-        PERFORM CASE change.v->>'kind'
-            WHEN 'grant' THEN sluice_adjust_balances(
-                change.v->>'user', change.v->'amounts', change.v->>'cause', change.v->>'key', NULL, false, NULL, NULL, NULL,
-                sluice_timestamp_us((change.v->>'expires_at_us')::bigint), NULL, change.event_id)
+        PERFORM CASE part.reversal->>'kind'
             WHEN 'take_back' THEN sluice_reverse_balance_change(
-                change.v->>'of', (change.v->>'numerator')::bigint, (change.v->>'denominator')::bigint, 'refund', change.v->>'key', true, NULL,
-                change.event_id)
+                part.reversal->>'of', (part.reversal->>'numerator')::bigint, (part.reversal->>'denominator')::bigint, 'refund',
+                part.reversal->>'key', true, NULL, part.reversal_event_id)
             WHEN 'give_back' THEN sluice_reverse_balance_change(
-                change.v->>'of', 1, 1, 'refund_reversal', change.v->>'key', false, NULL, change.event_id)
+                part.reversal->>'of', 1, 1, 'refund_reversal', part.reversal->>'key', false, NULL, part.reversal_event_id)
         END;
+        IF part.grants IS NOT NULL THEN
+            PERFORM sluice_deposit_balances(part.grants);
+        END IF;
     END LOOP;
 
     -- Each call's events, flattened in the order of the calls; numbered in that order while the

@@ -143,33 +143,38 @@ public struct BalanceStore: Sendable {
         public var key: String?
     }
 
-    /// Ledger rows not yet announced, oldest first, locked for the announcer's transaction
-    /// (`FOR UPDATE SKIP LOCKED`): on a connection inside one.
-    public func unannounced(limit: Int) async throws -> [Unannounced] {
-        var heads: [(id: UUID, key: String?, cause: Unannounced.CauseEvent?)] = []
-        for try await (id, key, source, type, externalID, origin, environment) in try await run(
+    /// Takes the ledger rows not yet announced, oldest first, marking them announced in the
+    /// announcer's transaction (on a connection inside one: rolled back, they are due again), in
+    /// one statement. Another transaction marking the same rows meanwhile (an announcer whose
+    /// lease ran out) makes this one wait, then skip them (`announced_at IS NULL` is checked
+    /// again on the row it waited for), so a row is announced once.
+    public func takeUnannounced(limit: Int) async throws -> [Unannounced] {
+        var due: [Unannounced] = []
+        for try await (
+            id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt, key, _, _,
+            source, type, externalID, origin, environment
+        ) in try await run(
             """
-            SELECT b.id, b.idempotency_key, e.source, e.type, e.external_id, e.origin, e.environment
-            FROM balance_transactions b LEFT JOIN events e ON e.id = b.cause_event_id
-            WHERE b.announced_at IS NULL ORDER BY b.position LIMIT \(limit) FOR UPDATE OF b SKIP LOCKED
+            WITH marked AS (
+                UPDATE balance_transactions b SET announced_at = now()
+                WHERE b.announced_at IS NULL
+                  AND b.position IN (SELECT position FROM balance_transactions WHERE announced_at IS NULL ORDER BY position LIMIT \(limit))
+                RETURNING b.*
+            )
+            SELECT m.*, e.source, e.type, e.external_id, e.origin, e.environment
+            FROM (SELECT \(unescaped: Self.columns), idempotency_key, cause_event_id, position FROM marked) m
+            LEFT JOIN events e ON e.id = m.cause_event_id
+            ORDER BY m.position
             """, logger
-        ).decode((UUID, String?, String?, String?, String?, String?, String?).self) {
+        ).decode((UUID, String, String, String, String, String?, String, String?, String?, String?, Date, Date?, String?, Int64?, Int64,
+                  String?, String?, String?, String?, String?).self) {
+            let row = try Self.transaction((id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt))
             let cause = source.map {
                 Unannounced.CauseEvent(source: $0, type: type ?? "", externalID: externalID ?? "", origin: origin ?? "webhook", environment: environment)
             }
-            heads.append((id, key, cause))
+            due.append(Unannounced(row: row, cause: cause, key: key))
         }
-        guard !heads.isEmpty else { return [] }
-        let rows = try await Self.rows(run(
-            "SELECT \(unescaped: Self.columns) FROM balance_transactions WHERE id = ANY(\(heads.map(\.id))) ORDER BY position", logger))
-        let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
-        return heads.compactMap { head in byID[head.id].map { Unannounced(row: $0, cause: head.cause, key: head.key) } }
-    }
-
-    /// Marks rows announced.
-    public func markAnnounced(_ ids: [UUID]) async throws {
-        guard !ids.isEmpty else { return }
-        _ = try await run("UPDATE balance_transactions SET announced_at = now() WHERE id = ANY(\(ids))", logger)
+        return due
     }
 
     /// Whether `id` is one of the user's ledger rows (a cursor that is not is refused).
@@ -180,22 +185,25 @@ public struct BalanceStore: Sendable {
         return false
     }
 
+    /// The columns of ``columns``, as a row decodes them.
+    typealias Columns = (UUID, String, String, String, String, String?, String, String?, String?, String?, Date, Date?)
+
     private static func rows(_ rows: PostgresRowSequence) async throws -> [BalanceTransaction] {
         var found: [BalanceTransaction] = []
-        for try await (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt) in rows.decode(
-            (UUID, String, String, String, String, String?, String, String?, String?, String?, Date, Date?).self)
-        {
-            let decoder = JSONDecoder()
-            func amounts(_ text: String) throws -> [String: Int64] { try decoder.decode([String: Int64].self, from: Data(text.utf8)) }
-            guard let cause = BalanceCause(rawValue: cause) else { throw StateStoreError(reason: "unknown balance cause \(cause)") }
-            found.append(
-                BalanceTransaction(
-                    id: id, userID: user, adjustments: try amounts(adjustments), applied: try amounts(applied), balances: try amounts(balances),
-                    shortfall: try shortfall.map(amounts), cause: cause, reason: reason,
-                    metadata: try metadata.map { try decoder.decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
-                    createdAt: createdAt, expiresAt: expiresAt))
-        }
+        for try await columns in rows.decode(Columns.self) { found.append(try transaction(columns)) }
         return found
+    }
+
+    private static func transaction(_ columns: Columns) throws -> BalanceTransaction {
+        let (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt) = columns
+        let decoder = JSONDecoder()
+        func amounts(_ text: String) throws -> [String: Int64] { try decoder.decode([String: Int64].self, from: Data(text.utf8)) }
+        guard let cause = BalanceCause(rawValue: cause) else { throw StateStoreError(reason: "unknown balance cause \(cause)") }
+        return BalanceTransaction(
+            id: id, userID: user, adjustments: try amounts(adjustments), applied: try amounts(applied), balances: try amounts(balances),
+            shortfall: try shortfall.map(amounts), cause: cause, reason: reason,
+            metadata: try metadata.map { try decoder.decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
+            createdAt: createdAt, expiresAt: expiresAt)
     }
 
     private static func json(_ value: some Encodable) throws -> String {

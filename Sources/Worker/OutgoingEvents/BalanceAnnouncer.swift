@@ -6,8 +6,8 @@ import ServiceLifecycle
 import Shared
 
 /// Announces every balance change as `balance.changed` (docs/webhooks.md): the ledger is its own
-/// outbox. Each pass, in one transaction, takes the rows not yet announced in ledger order, writes
-/// their outgoing events through the one write path (``OutgoingEventWriter``) and marks them, so
+/// outbox. Each pass, in one transaction, takes the rows not yet announced in ledger order, marking
+/// them, and writes their outgoing events through the one write path (``OutgoingEventWriter``), so
 /// a user's events carry increasing `sequence`s in the order the balances changed, whether the
 /// API, an operator or a purchase changed them. Runs in the worker holding the
 /// `balance-announce` lease, every second; a pass goes on, ``batch`` rows a transaction, while it
@@ -52,12 +52,11 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     func announce() async throws -> Int {
         let (announced, deliveries) = try await client.withTransaction(logger: logger) { connection -> (Int, Int) in
             let store = BalanceStore(connection: connection, logger: logger)
-            let due = try await store.unannounced(limit: Self.batch)
+            let due = try await store.takeUnannounced(limit: Self.batch)
             guard !due.isEmpty else { return (0, 0) }
             let now = Date()
             let events = due.map { Self.event($0, at: now) }
             let deliveries = try await OutgoingEventWriter(logger: logger).write(events, on: connection)
-            try await store.markAnnounced(due.map(\.row.id))
             return (due.count, deliveries)
         }
         if deliveries > 0 { onCreated() }
