@@ -304,7 +304,7 @@ struct CurrencyGrantTests {
                 """, logger: TestDatabase.logger)
             try await system.db.client.withTransaction(logger: TestDatabase.logger) { connection in
                 try await connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtextextended('sluice_balance:' || 'user_busy', 0))", logger: TestDatabase.logger)
+                    "SELECT pg_advisory_xact_lock(sluice_balance_lock('user_busy'))", logger: TestDatabase.logger)
                 #expect(try await store.expireDue(limit: 10) == 0, "the user's lock is held: skipped, not waited for")
             }
             #expect(try await store.expireDue(limit: 10) == 1)

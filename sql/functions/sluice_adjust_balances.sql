@@ -38,7 +38,7 @@ DECLARE
     taken bigint;
     lowered boolean := false;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || p_user, 0));
+    PERFORM pg_advisory_xact_lock(sluice_balance_lock(p_user));
     IF p_key IS NOT NULL THEN
         SELECT * INTO stored FROM balance_transactions WHERE user_id = p_user AND idempotency_key = p_key;
         IF FOUND THEN

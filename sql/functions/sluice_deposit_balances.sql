@@ -26,7 +26,7 @@ BEGIN
     IF EXISTS (SELECT FROM jsonb_array_elements(p_deposits) AS d, jsonb_each_text(d->'adjustments') AS x WHERE x.value::bigint < 0) THEN
         RAISE EXCEPTION 'a deposit only adds to balances: %', p_deposits;
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || users.user_id, 0))
+    PERFORM pg_advisory_xact_lock(sluice_balance_lock(users.user_id))
     FROM (SELECT DISTINCT d->>'user_id' AS user_id FROM jsonb_array_elements(p_deposits) AS d ORDER BY 1) AS users;
 
     WITH input AS (

@@ -24,7 +24,7 @@ BEGIN
         ) d
         JOIN balance_transactions g ON g.position = d.grant_position
     LOOP
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('sluice_balance:' || due.user_id, 0));
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(sluice_balance_lock(due.user_id));
         -- Read under the lock: what a spend committed meanwhile took is not there any more.
         SELECT jsonb_object_agg(currency, -remaining) INTO taken
         FROM balance_lots WHERE grant_position = due.position AND remaining > 0;

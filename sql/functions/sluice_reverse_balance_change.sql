@@ -39,7 +39,7 @@ BEGIN
         RETURN jsonb_build_object('outcome', 'nothing');
     END IF;
     -- Under the user's lock, so that the rows counted here are the last ones.
-    PERFORM pg_advisory_xact_lock(hashtextextended('sluice_balance:' || earlier.user_id, 0));
+    PERFORM pg_advisory_xact_lock(sluice_balance_lock(earlier.user_id));
     SELECT COALESCE(max(position), 0) INTO last_given_back
     FROM balance_transactions WHERE reverses = earlier.position AND cause = 'refund_reversal';
 
