@@ -58,23 +58,45 @@ struct ApplyBenchmark: AsyncParsableCommand {
             for count in processes {
                 for batchSize in batchSizes {
                     for proof in proofs {
+                        var rates: [(Balances, Double)] = []
                         for balance in balances {
-                            try await measure(
+                            rates.append((balance, try await measure(
                                 server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize,
-                                proof: proof, balances: balance)
+                                proof: proof, balances: balance)))
                         }
+                        for line in Self.balancesSummary(rates) { print(line) }
                     }
                 }
             }
         }
     }
 
+    /// With grants measured on and off in one run (`--balances off on off on …`): each mode's mean
+    /// rate against off's, and each run against the off run just before it (the machine's noise
+    /// between neighbouring runs is as large as the difference asked about).
+    static func balancesSummary(_ rates: [(Balances, Double)]) -> [String] {
+        let off = rates.filter { $0.0 == .off }.map(\.1)
+        guard !off.isEmpty else { return [] }
+        func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
+        return [Balances.on, .expiring].compactMap { mode in
+            let runs = rates.filter { $0.0 == mode }.map(\.1)
+            guard !runs.isEmpty else { return nil }
+            var pairs: [String] = []
+            for (index, rate) in rates.enumerated() where rate.0 == mode {
+                if let before = rates[..<index].last(where: { $0.0 == .off }) { pairs.append(String(format: "%.3f", rate.1 / before.1)) }
+            }
+            return String(
+                format: "SUMMARY balances %@/off: mean %.0f / %.0f events/s = %.3f; each against the off run before it: %@",
+                mode.rawValue, mean(runs), mean(off), mean(runs) / mean(off), pairs.joined(separator: " "))
+        }
+    }
+
     /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
-    /// then prunes; prints one `RESULT` line.
+    /// then prunes; prints one `RESULT` line and returns the rate.
     private func measure(
         server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int, proof: Proofs,
         balances: Balances
-    ) async throws {
+    ) async throws -> Double {
         let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
@@ -146,6 +168,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
             format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ balances=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f postgres_cpu_us_per_event=%@",
             workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
             cpuPerEvent, serverCPUPerEvent))
+        return rate
     }
 
     /// Heap, indexes and TOAST of the events queue.
