@@ -73,32 +73,89 @@ struct DepositBalancesTests {
         }
     }
 
-    /// The twin of the one statement: the same deposits, one call each, leave the same ledger and
-    /// balances (users "one:…" and "many:…" keep the two apart in one database).
-    @Test func oneCallForManyEndsAsOneCallForEach() async throws {
+    /// The one statement against a plain model of the deposits made one by one (a key the user
+    /// used before is skipped; each row's balances are those after it, of the currencies it
+    /// touched), over keys repeated within the call, unkeyed deposits, and a key that reads like
+    /// the place of an unkeyed deposit in the call.
+    @Test func oneCallForManyEndsAsTheDepositsOneByOne() async throws {
         try await TestDatabase.with { db in
-            let plan: [(String, [String: Int64], String?)] = [
-                ("a", ["credits": 5], "g1"), ("b", ["credits": 1, "gems": 2], "g1"), ("a", ["gems": 4], "g2"), ("a", ["credits": 5], "g1"),
-                ("c", ["credits": 0], "g3"), ("b", ["gems": 3], nil), ("a", ["credits": 9, "gems": 1], "g4"), ("b", ["credits": 1], "g1"),
-                ("c", ["credits": 8], "g3"), ("a", ["credits": 2], nil),
+            let plan: [Deposit] = [
+                Deposit(user_id: "a", adjustments: ["credits": 5], idempotency_key: "g1"),
+                Deposit(user_id: "b", adjustments: ["credits": 1, "gems": 2], idempotency_key: "g1"),
+                Deposit(user_id: "a", adjustments: ["gems": 4], idempotency_key: "4"),
+                Deposit(user_id: "a", adjustments: ["credits": 5], idempotency_key: nil),
+                Deposit(user_id: "c", adjustments: ["credits": 0], idempotency_key: "g3"),
+                Deposit(user_id: "b", adjustments: ["gems": 3], idempotency_key: nil),
+                Deposit(user_id: "a", adjustments: ["credits": 9, "gems": 1], idempotency_key: "g1"),
+                Deposit(user_id: "b", adjustments: ["credits": 1], idempotency_key: "g1"),
+                Deposit(user_id: "c", adjustments: ["credits": 8], idempotency_key: "g4"),
+                Deposit(user_id: "a", adjustments: ["credits": 2], idempotency_key: nil),
             ]
-            func deposits(_ prefix: String) -> [Deposit] {
-                plan.map { Deposit(user_id: prefix + $0.0, adjustments: $0.1, idempotency_key: $0.2) }
+            var balances: [String: [String: Int64]] = [:]
+            var used: Set<[String]> = []
+            var expected: [LedgerRow] = []
+            for deposit in plan {
+                if let key = deposit.idempotency_key, !used.insert([deposit.user_id, key]).inserted { continue }
+                var after: [String: Int64] = [:]
+                for (currency, amount) in deposit.adjustments {
+                    balances[deposit.user_id, default: [:]][currency, default: 0] += amount
+                    after[currency] = balances[deposit.user_id]?[currency]
+                }
+                expected.append(LedgerRow(user: deposit.user_id, key: deposit.idempotency_key, balances: Self.jsonb(after)))
             }
-            for deposit in deposits("one:") { _ = try await Self.deposit([deposit], on: db.client) }
-            _ = try await Self.deposit(deposits("many:"), on: db.client)
+            let made = try await Self.deposit(plan, on: db.client)
             let ledger = try await Self.ledger(db.client)
-            func rows(_ prefix: String) -> [LedgerRow] {
-                ledger.filter { $0.user.hasPrefix(prefix) }.map { LedgerRow(user: String($0.user.dropFirst(prefix.count)), key: $0.key, balances: $0.balances) }
-            }
-            #expect(rows("one:").count == 7)
-            #expect(rows("many:") == rows("one:"))
+            #expect(made == expected.count)
+            #expect(ledger == expected)
             let store = BalanceStore(client: db.client, logger: TestDatabase.logger)
-            for user in ["a", "b", "c"] {
-                let one = try await store.balances(user: "one:" + user)
-                #expect(try await store.balances(user: "many:" + user) == one)
+            for (user, amounts) in balances {
+                let stored = try await store.balances(user: user)
+                #expect(stored == amounts, "\(user)")
             }
         }
+    }
+
+    /// A deposit through the API's function: the same request again is its first answer, another
+    /// request under its key is refused (the digest goes to the deposit function as JSON).
+    @Test func aDepositsKeyAnswersItsRequestAndRefusesAnother() async throws {
+        try await TestDatabase.with { db in
+            let store = BalanceStore(client: db.client, logger: TestDatabase.logger)
+            let deposit = try BalanceAdjustments(["credits": 10])
+            let first = try await store.adjust(user: "a", deposit, cause: .api, key: "k", digest: [0, 1, 0xfe, 0x5c])
+            guard case .applied(let row) = first else {
+                Issue.record("the deposit was not made: \(first)")
+                return
+            }
+            #expect(try await store.adjust(user: "a", deposit, cause: .api, key: "k", digest: [0, 1, 0xfe, 0x5c]) == .replayed(row))
+            #expect(try await store.adjust(user: "a", deposit, cause: .api, key: "k", digest: [0, 1, 0xfe, 0x5d]) == .keyReused)
+            #expect(try await store.balances(user: "a") == ["credits": 10])
+        }
+    }
+
+    /// `sluice_write_applied_batch` makes a batch's balance changes in the order of its calls: a
+    /// run of grants in one call of the deposit function, a take-back between two runs.
+    @Test func aTakeBackInABatchComesBetweenTheGrantsAroundIt() async throws {
+        try await TestDatabase.with { db in
+            let changes: [[String: Any]] = [
+                ["kind": "grant", "user": "u", "amounts": ["credits": 10], "cause": "purchase", "key": "grant:a"],
+                ["kind": "take_back", "of": "grant:a", "numerator": 1, "denominator": 1, "key": "take_back:a"],
+                ["kind": "grant", "user": "u", "amounts": ["credits": 5], "cause": "purchase", "key": "grant:b"],
+            ]
+            let inner = String(decoding: try JSONSerialization.data(withJSONObject: changes, options: [.sortedKeys]), as: UTF8.self)
+            let calls = String(decoding: try JSONSerialization.data(withJSONObject: [["balance_changes": inner]]), as: UTF8.self)
+            try await db.client.query("SELECT sluice_write_applied_batch(\(calls)::jsonb)", logger: TestDatabase.logger)
+            #expect(try await Self.ledger(db.client) == [
+                LedgerRow(user: "u", key: "grant:a", balances: #"{"credits": 10}"#),
+                LedgerRow(user: "u", key: "take_back:a", balances: #"{"credits": 0}"#),
+                LedgerRow(user: "u", key: "grant:b", balances: #"{"credits": 5}"#),
+            ])
+        }
+    }
+
+    /// Balances as PostgreSQL prints a jsonb object: keys by length, then bytes.
+    static func jsonb(_ amounts: [String: Int64]) -> String {
+        let keys = amounts.keys.sorted { ($0.utf8.count, $0) < ($1.utf8.count, $1) }
+        return "{" + keys.map { "\"\($0)\": \(amounts[$0]!)" }.joined(separator: ", ") + "}"
     }
 
     /// Calls the function; the number of rows it made.

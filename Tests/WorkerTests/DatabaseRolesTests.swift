@@ -66,6 +66,9 @@ struct DatabaseRolesTests {
             try await DatabaseSession.with(try Self.url(db, role: "sluice_migrate"), logger: Self.logger) { client async throws in
                 let applied = try await Migrator(client: client, logger: Self.logger).migrate(directory: TestDatabase.migrationsDirectory)
                 #expect(applied.count >= 8)
+                // The payment below grants gems: the worker's apply makes the grant as its role.
+                _ = try await CatalogStore(client: client, logger: Self.logger).add(
+                    CatalogProduct(id: "pro.lifetime", type: .nonConsumable, currencyGrants: ["gems": 3]))
             }
             let event = try SampleStripeEvents.event(
                 id: "evt_roles", type: "payment_intent.succeeded", created: Date(),
@@ -134,7 +137,9 @@ struct DatabaseRolesTests {
                     Issue.record("ingest could not deposit: \(deposit)")
                     return
                 }
-                #expect(try await balances.history(user: "user_roles", limit: 10) == [deposited])
+                let history = try await balances.history(user: "user_roles", limit: 10)
+                #expect(history.first == deposited && history.count == 2)
+                #expect(history.last?.cause == .purchase && history.last?.applied == ["gems": 3], "the worker granted the payment's gems")
                 for sql in [
                     "UPDATE balances SET amount = 1000000", "INSERT INTO balances (user_id, currency, amount) VALUES ('thief', 'credits', 99)",
                     "DELETE FROM balance_transactions", "UPDATE balance_transactions SET cause = 'api'",
@@ -143,7 +148,7 @@ struct DatabaseRolesTests {
                 ] {
                     #expect(await Self.refused(ingest, sql), "ingest may not: \(sql)")
                 }
-                #expect(try await balances.balances(user: "user_roles") == ["credits": 10])
+                #expect(try await balances.balances(user: "user_roles") == ["credits": 10, "gems": 3])
             }
         }
     }

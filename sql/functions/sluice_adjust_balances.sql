@@ -12,8 +12,8 @@
 --     ("insufficient", with what was short) and nothing is written.
 --     p_floor true (a take-back): each currency stops at zero, and what could not be taken is
 --     kept as the row's shortfall.
---   * A change that only adds (a deposit, a give-back) is made by sluice_deposit_balances, the one
---     way balances go up; with p_expires_at (credits given back to a grant that expires), what it
+--   * A change that only adds (a deposit, a give-back) is made by sluice_deposit_balances, as the
+--     grants of applied events are; with p_expires_at (credits given back to a grant that expires), what it
 --     adds is kept as lots (balance_lots) that expire then.
 --   * Whatever takes a balance down takes it from the lots first: those of p_reverses (the grant
 --     being taken back or expired) first, then the soonest to expire, so that the lots never hold

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: Apache-2.0
--- How balances go up (docs/credits.md), for one change or many in one statement: the grants of a
--- batch of applied events (sluice_write_applied_batch), and every change of
--- sluice_adjust_balances that only adds (a deposit, an operator's credit, a give-back).
+-- Deposits (docs/credits.md), one or many in one statement: the grants of a batch of applied
+-- events (sluice_write_applied_batch), and every change of sluice_adjust_balances that only adds
+-- (a deposit, an operator's credit, a give-back). A change that adds to one currency and takes
+-- from another is sluice_adjust_balances' own.
 --
 -- p_deposits is a JSON array of ledger rows to make, in order, each an object with the columns
 -- of balance_transactions it sets: user_id, adjustments ({"credits": 500}: no amount below zero),
@@ -17,7 +18,8 @@
 --
 -- One statement for a batch's grants, not a call of sluice_adjust_balances per grant: each grant
 -- was 81 µs of PostgreSQL alone that way, ~35 µs here for a batch of 11 (Benchmarks/HISTORY.md).
--- SECURITY DEFINER: the worker may call it, and may not write the tables any other way.
+-- SECURITY DEFINER: the worker may call it; ingest may not (it changes balances only through
+-- sluice_adjust_balances, which checks what a deposit may not skip).
 CREATE OR REPLACE FUNCTION sluice_deposit_balances(p_deposits jsonb) RETURNS uuid[]
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
@@ -37,7 +39,7 @@ BEGIN
     ),
     -- The deposits to make, each with the id its row will have (so that its lots can name it).
     fresh AS (
-        SELECT DISTINCT ON (i.user_id, COALESCE(i.idempotency_key, i.n::text)) i.*, gen_random_uuid() AS id
+        SELECT DISTINCT ON (i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END) i.*, gen_random_uuid() AS id
         FROM input i
         -- One probe of the key's index a deposit (LIMIT: never a scan of the ledger, whatever the
         -- planner guesses of the input's size).
@@ -45,7 +47,7 @@ BEGIN
             SELECT true AS seen FROM balance_transactions t WHERE t.idempotency_key = i.idempotency_key AND t.user_id = i.user_id LIMIT 1
         ) earlier ON true
         WHERE earlier.seen IS NULL
-        ORDER BY i.user_id, COALESCE(i.idempotency_key, i.n::text), i.n
+        ORDER BY i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END, i.n
     ),
     amounts AS (
         SELECT f.n, f.id, f.user_id, x.key AS currency, x.value::bigint AS amount,
