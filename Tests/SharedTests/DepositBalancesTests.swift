@@ -152,6 +152,43 @@ struct DepositBalancesTests {
         }
     }
 
+    /// Two announcers at once (one whose lease ran out, one that took it over): the second waits
+    /// for the first's transaction, then finds its rows taken, so each row is announced once; a
+    /// taker that rolls back leaves its rows due.
+    @Test func rowsTakenForAnnouncingAreTakenOnce() async throws {
+        try await TestDatabase.with { db in
+            let store = BalanceStore(client: db.client, logger: TestDatabase.logger)
+            for n in 1...3 { _ = try await store.adjust(user: "a", try BalanceAdjustments(["credits": 1]), cause: .api, key: "k\(n)", digest: nil) }
+            struct RolledBack: Error {}
+            await #expect(throws: PostgresTransactionError.self) {
+                try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                    #expect(try await BalanceStore(connection: connection, logger: TestDatabase.logger).takeUnannounced(limit: 10).count == 3)
+                    throw RolledBack()
+                }
+            }
+            // The other announcer, on a connection of its own, takes once the first has taken and
+            // while its transaction is still open.
+            let (taken, tookFirst) = AsyncStream.makeStream(of: Void.self)
+            func takeAfterTheFirst() async throws -> [BalanceStore.Unannounced] {
+                for await _ in taken { break }
+                return try await db.client.withTransaction(logger: TestDatabase.logger) { other in
+                    try await BalanceStore(connection: other, logger: TestDatabase.logger).takeUnannounced(limit: 10)
+                }
+            }
+            async let second = takeAfterTheFirst()
+            let first = try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                let rows = try await BalanceStore(connection: connection, logger: TestDatabase.logger).takeUnannounced(limit: 10)
+                tookFirst.yield()
+                tookFirst.finish()
+                try await Task.sleep(for: .milliseconds(300))
+                return rows
+            }
+            let secondTook = try await second
+            #expect(first.map(\.key) == ["k1", "k2", "k3"], "a rolled-back take leaves the rows due, in ledger order")
+            #expect(secondTook.isEmpty, "the second taker waited, then found the rows taken")
+        }
+    }
+
     /// Balances as PostgreSQL prints a jsonb object: keys by length, then bytes.
     static func jsonb(_ amounts: [String: Int64]) -> String {
         let keys = amounts.keys.sorted { ($0.utf8.count, $0) < ($1.utf8.count, $1) }
