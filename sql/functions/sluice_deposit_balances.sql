@@ -17,7 +17,7 @@
 -- Returns the ids of the rows made, in order.
 --
 -- One statement for a batch's grants, not a call of sluice_adjust_balances per grant: each grant
--- was 81 µs of PostgreSQL alone that way, ~35 µs here for a batch of 11 (Benchmarks/HISTORY.md).
+-- was 81 µs of PostgreSQL alone that way, ~45 µs here for a batch of 11 (Benchmarks/HISTORY.md).
 -- SECURITY DEFINER: the worker may call it; ingest may not (it changes balances only through
 -- sluice_adjust_balances, which checks what a deposit may not skip).
 CREATE OR REPLACE FUNCTION sluice_deposit_balances(p_deposits jsonb) RETURNS uuid[]
