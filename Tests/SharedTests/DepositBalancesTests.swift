@@ -70,6 +70,16 @@ struct DepositBalancesTests {
             }
             let ledger = try await Self.ledger(db.client)
             #expect(ledger.isEmpty, "nothing of the call is made")
+            // Through the API's function: credits that expire are only ever added.
+            await #expect(throws: (any Error).self) {
+                for try await _ in try await db.client.query(
+                    """
+                    SELECT sluice_adjust_balances('a', '{"credits": 5, "gems": -1}', 'operator', NULL, NULL, true, NULL, NULL, NULL,
+                        now() + interval '1 day', NULL, NULL)
+                    """, logger: TestDatabase.logger) {}
+            }
+            let after = try await Self.ledger(db.client)
+            #expect(after.isEmpty, "a change that also takes may not expire")
         }
     }
 

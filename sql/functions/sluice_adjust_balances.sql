@@ -13,8 +13,9 @@
 --     p_floor true (a take-back): each currency stops at zero, and what could not be taken is
 --     kept as the row's shortfall.
 --   * A change that only adds (a deposit, a give-back) is made by sluice_deposit_balances, as the
---     grants of applied events are; with p_expires_at (credits given back to a grant that expires), what it
---     adds is kept as lots (balance_lots) that expire then.
+--     grants of applied events are; with p_expires_at (credits given back to a grant that
+--     expires), what it adds is kept as lots (balance_lots) that expire then. A change that also
+--     takes may not carry p_expires_at: it is refused.
 --   * Whatever takes a balance down takes it from the lots first: those of p_reverses (the grant
 --     being taken back or expired) first, then the soonest to expire, so that the lots never hold
 --     more than the balance and a spend uses what would expire before what would not.

@@ -24,9 +24,12 @@ CREATE OR REPLACE FUNCTION sluice_deposit_balances(p_deposits jsonb) RETURNS uui
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     made uuid[];
+    taking record;
 BEGIN
-    IF EXISTS (SELECT FROM jsonb_array_elements(p_deposits) AS d, jsonb_each_text(d->'adjustments') AS x WHERE x.value::bigint < 0) THEN
-        RAISE EXCEPTION 'a deposit only adds to balances: %', p_deposits;
+    SELECT d->>'idempotency_key' AS key, x.key AS currency, x.value AS amount INTO taking
+    FROM jsonb_array_elements(p_deposits) AS d, jsonb_each_text(d->'adjustments') AS x WHERE x.value::bigint < 0 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'a deposit only adds to balances: % % under key %', taking.amount, taking.currency, COALESCE(taking.key, '(none)');
     END IF;
     PERFORM pg_advisory_xact_lock(sluice_balance_lock(users.user_id))
     FROM (SELECT DISTINCT d->>'user_id' AS user_id FROM jsonb_array_elements(p_deposits) AS d ORDER BY 1) AS users;
