@@ -73,7 +73,7 @@ struct BalanceAnnouncementTests {
                 lease: MaintenanceLease(client: system.db.client, task: "balance-announce", owner: "test", logger: TestDatabase.logger),
                 onCreated: {}, logger: TestDatabase.logger)
             #expect(try await announcer.runOnce() == count)
-            #expect(try await system.db.scalar("SELECT count(*) FROM balance_transactions WHERE announced_at IS NULL") == 0)
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_announcements_due") == 0)
         }
     }
 }

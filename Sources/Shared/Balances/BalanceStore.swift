@@ -143,11 +143,12 @@ public struct BalanceStore: Sendable {
         public var key: String?
     }
 
-    /// Takes the ledger rows not yet announced, oldest first, marking them announced in the
+    /// Takes the ledger rows not yet announced, oldest first, taking them off the queue of rows
+    /// due (`balance_announcements_due`, filled by a trigger on every ledger row written) in the
     /// announcer's transaction (on a connection inside one: rolled back, they are due again), in
-    /// one statement. Another transaction marking the same rows meanwhile (an announcer whose
-    /// lease ran out) makes this one wait, then skip them (`announced_at IS NULL` is checked
-    /// again on the row it waited for), so a row is announced once.
+    /// one statement. Another transaction taking the same rows meanwhile (an announcer whose
+    /// lease ran out) makes this one wait, then skip them (a row it waited for is gone once that
+    /// one commits), so a row is announced once.
     public func takeUnannounced(limit: Int) async throws -> [Unannounced] {
         var due: [Unannounced] = []
         for try await (
@@ -155,14 +156,16 @@ public struct BalanceStore: Sendable {
             source, type, externalID, origin, environment
         ) in try await run(
             """
-            WITH marked AS (
-                UPDATE balance_transactions b SET announced_at = now()
-                WHERE b.announced_at IS NULL
-                  AND b.position IN (SELECT position FROM balance_transactions WHERE announced_at IS NULL ORDER BY position LIMIT \(limit))
-                RETURNING b.*
+            WITH taken AS (
+                DELETE FROM balance_announcements_due d
+                WHERE d.position IN (SELECT position FROM balance_announcements_due ORDER BY position LIMIT \(limit))
+                RETURNING d.position
             )
             SELECT m.*, e.source, e.type, e.external_id, e.origin, e.environment
-            FROM (SELECT \(unescaped: Self.columns), idempotency_key, cause_event_id, position FROM marked) m
+            FROM (
+                SELECT \(unescaped: Self.columns), idempotency_key, cause_event_id, position FROM balance_transactions
+                WHERE position IN (SELECT position FROM taken)
+            ) m
             LEFT JOIN events e ON e.id = m.cause_event_id
             ORDER BY m.position
             """, logger

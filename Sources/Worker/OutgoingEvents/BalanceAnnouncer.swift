@@ -5,9 +5,9 @@ import PostgresNIO
 import ServiceLifecycle
 import Shared
 
-/// Announces every balance change as `balance.changed` (docs/webhooks.md): the ledger is its own
-/// outbox. Each pass, in one transaction, takes the rows not yet announced in ledger order, marking
-/// them, and writes their outgoing events through the one write path (``OutgoingEventWriter``), so
+/// Announces every balance change as `balance.changed` (docs/webhooks.md): each ledger row is
+/// queued as due by the statement that writes it (`balance_announcements_due`). Each pass, in one
+/// transaction, takes the due rows off that queue in ledger order, and writes their outgoing events through the one write path (``OutgoingEventWriter``), so
 /// a user's events carry increasing `sequence`s in the order the balances changed, whether the
 /// API, an operator or a purchase changed them. Runs in the worker holding the
 /// `balance-announce` lease, every second; a pass goes on, ``batch`` rows a transaction, while it
