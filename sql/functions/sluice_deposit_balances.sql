@@ -45,9 +45,11 @@ BEGIN
         SELECT DISTINCT ON (i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END) i.*, gen_random_uuid() AS id
         FROM input i
         -- One probe of the key's index a deposit (LIMIT: never a scan of the ledger, whatever the
-        -- planner guesses of the input's size).
+        -- planner guesses of the input's size; `(…) IS TRUE`: never of the user's ledger either,
+        -- as sluice_adjust_balances says).
         LEFT JOIN LATERAL (
-            SELECT true AS seen FROM balance_transactions t WHERE t.idempotency_key = i.idempotency_key AND t.user_id = i.user_id LIMIT 1
+            SELECT true AS seen FROM balance_transactions t
+            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id) IS TRUE LIMIT 1
         ) earlier ON true
         WHERE earlier.seen IS NULL
         ORDER BY i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END, i.n
