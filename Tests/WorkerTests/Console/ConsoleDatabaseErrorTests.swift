@@ -14,6 +14,10 @@ import TestSupport
 /// that says the database cannot be reached, not an empty `500` (issue 38).
 @Suite(.timeLimit(.minutes(1)))
 struct ConsoleDatabaseErrorTests {
+    /// Far above the 1 s limit, far below the suite's minute: a page that waited on the database
+    /// with no limit would not answer before the suite is stopped.
+    static let notHung: Duration = .seconds(25)
+
     @Test func aPageThatNeedsTheDatabaseSaysItCannotBeReached() async throws {
         // Port 1: nothing listens there (a freed port could be handed to another test's listener).
         let url = try DatabaseURL("postgres://sluice@127.0.0.1:1/sluice")
@@ -30,15 +34,17 @@ struct ConsoleDatabaseErrorTests {
                 // Signing in records the session: with the database gone, it says so, in time.
                 var started = ContinuousClock.now
                 let signIn = try await ConsoleHarness(client: client, cookie: nil).post("/login", ["key": ConsoleHarness.key])
-                #expect(ContinuousClock.now - started < .seconds(10))
+                // Not hung (the answer names the 1 s limit or the refusal, below); the bound is loose
+                // because other suites' blocking waits may hold the test's threads on a busy machine
+                // (11.4 s was seen with 10).
+                #expect(ContinuousClock.now - started < Self.notHung)
                 #expect(signIn.status == .serviceUnavailable && String(buffer: signIn.body).contains("The database cannot be reached"))
                 // A session's cookie from before the database went away: checking it needs the database.
                 let cookie = ConsoleSessionToken.issue(keyIndex: 0, keys: keys, now: Date()).cookie
                 let console = ConsoleHarness(client: client, cookie: "\(OperatorAuthMiddleware.cookieName)=\(cookie)")
                 started = ContinuousClock.now
                 let response = try await console.get("/")
-                // Within the 1 s limit, loosely: other suites' blocking waits may hold the test's threads.
-                #expect(ContinuousClock.now - started < .seconds(10))
+                #expect(ContinuousClock.now - started < Self.notHung)
                 #expect(response.status == .serviceUnavailable)
                 let page = String(buffer: response.body)
                 #expect(page.contains("The database cannot be reached"), "\(page)")
