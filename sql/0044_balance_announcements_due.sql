@@ -7,8 +7,13 @@
 -- so the update is never HOT) — ~34 µs a row against ~9 for a DELETE here, and a dead copy of
 -- each ledger row for VACUUM (Benchmarks/HISTORY.md, fourteenth session).
 --
--- The column goes with its index, so that a worker of the version before this one, still running
--- during a deploy, fails to announce (and says so) instead of announcing a second time.
+-- The ledger is locked against writes first, until the migration commits — with the function
+-- files and so the trigger (Migrator: the last pending migrations and the functions are one
+-- transaction): an announcer of the version before, marking rows, has committed (the copy below
+-- sees its marks), and no row is written between the copy and the trigger. The column goes with
+-- its index, so that such an announcer still running during a deploy fails to announce (and says
+-- so) instead of announcing a second time.
+LOCK TABLE balance_transactions IN EXCLUSIVE MODE;
 CREATE TABLE IF NOT EXISTS balance_announcements_due (
     position bigint PRIMARY KEY
 );

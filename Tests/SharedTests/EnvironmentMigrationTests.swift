@@ -13,10 +13,8 @@ struct EnvironmentMigrationTests {
 
     @Test func existingRowsTakeTheirEnvironmentFromWhatWasRecorded() async throws {
         try await TestDatabase.with(migrate: false) { db async throws in
-            let all = try Migration.load(from: TestDatabase.migrationsDirectory)
-            let before = all.filter { $0.version < "0005" }
+            let (before, all) = try await db.migrate(before: "0005")
             #expect(before.count == 4)
-            try await Migrator(client: db.client, logger: Self.logger).migrate(before, functions: [])
             for statement: PostgresQuery in [
                 // Apple: one Sandbox purchase (its events say so), one production purchase.
                 "INSERT INTO events (source, external_id, type, environment, ordering_key, payload, state) VALUES ('apple', 'n1', 'SUBSCRIBED', 'Sandbox', '2000000001', '{}', 'done'), ('storekit', 't2', 'STOREKIT_TRANSACTION', 'Production', '1000000002', '{}', 'done')",

@@ -45,6 +45,33 @@ struct MigratorTests {
         }
     }
 
+    /// The last pending migrations and the function files commit together: a function file
+    /// that fails takes the migrations before it back, so no transaction ever sees a schema
+    /// without the triggers made for it (sql/0044's queue without the trigger that fills it).
+    @Test func theFunctionFilesCommitWithTheLastMigrations() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let good = try Migration.load(from: TestDatabase.migrationsDirectory)
+            let migrator = Migrator(client: db.client, logger: Self.logger)
+            try await migrator.migrate(good, functions: [])
+            let table = Migration(version: "9998_watched", sql: "CREATE TABLE watched (id int); CREATE TABLE watch_log (id int);")
+            let trigger = Migration(version: "functions/log_watched", sql: """
+                CREATE OR REPLACE FUNCTION log_watched() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN INSERT INTO watch_log SELECT id FROM written; RETURN NULL; END $$;
+                CREATE OR REPLACE TRIGGER watched_log AFTER INSERT ON watched
+                    REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION log_watched();
+                """)
+            let broken = Migration(version: "functions/broken", sql: "SELECT no_such_column FROM watched;")
+            await #expect(throws: MigrationError.self) {
+                try await migrator.migrate(good + [table], functions: [trigger, broken])
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('watched', 'watch_log')") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version = '9998_watched'") == 0)
+            #expect(try await migrator.migrate(good + [table], functions: [trigger]) == ["9998_watched"])
+            try await db.client.query("INSERT INTO watched VALUES (1), (2)", logger: Self.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM watch_log") == 2)
+        }
+    }
+
     /// Each function's current body is in one file of `sql/functions/`, named after it; no
     /// migration defines one (a migration changes only the schema).
     @Test func eachFunctionIsDefinedInOneFileNamedAfterIt() throws {

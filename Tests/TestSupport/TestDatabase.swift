@@ -105,6 +105,18 @@ public struct TestDatabase: Sendable {
         }
     }
 
+    /// Applies the migrations older than `version`, without the function files: a database of
+    /// the release before that migration, for a test of the migration itself.
+    ///
+    /// - Returns: the migrations applied, and all of them (the caller applies the rest).
+    @discardableResult
+    public func migrate(before version: String) async throws -> (applied: [Migration], all: [Migration]) {
+        let all = try Migration.load(from: Self.migrationsDirectory)
+        let before = all.filter { $0.version < version }
+        try await Migrator(client: client, logger: Self.logger).migrate(before, functions: [])
+        return (before, all)
+    }
+
     /// A single integer from a query such as `SELECT count(*) …`.
     public func scalar(_ query: PostgresQuery) async throws -> Int64 {
         for try await value in try await client.query(query, logger: Self.logger).decode(Int64.self) { return value }

@@ -8,7 +8,7 @@ import TestSupport
 @testable import Worker
 
 /// Every balance change, whoever made it, is announced once as `balance.changed`, in ledger order
-/// per user (the ledger is its own outbox: ``BalanceAnnouncer``).
+/// per user (each ledger row is queued as it is written, and taken off by ``BalanceAnnouncer``).
 @Suite(.timeLimit(.minutes(3)))
 struct BalanceAnnouncementTests {
     @Test func theAPIsOperatorsAndPurchasesChangesAreAnnouncedInLedgerOrder() async throws {

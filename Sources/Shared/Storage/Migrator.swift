@@ -12,8 +12,10 @@ public import PostgresNIO
 /// any transaction, and is recorded once all its statements succeeded.
 ///
 /// Then the function files (`sql/functions/`, ``Migration/loadFunctions(from:)``) are applied, all
-/// in one transaction, every time: a function's current body is in one file, and a release that
-/// changes it changes the database's on its next migrate. A file must be safe to run again
+/// in one transaction, every time — the transaction of the last pending migrations when there are
+/// some, so that a schema and the functions and triggers made for it are committed together: a
+/// function's current body is in one file, and a release that changes it changes the database's
+/// on its next migrate. A file must be safe to run again
 /// (`CREATE OR REPLACE`); a change of a function's arguments or result needs a migration that
 /// drops the old one first.
 public struct Migrator: Sendable {
@@ -41,8 +43,7 @@ public struct Migrator: Sendable {
         return try await client.withConnection { connection in
             try await Self.lock(connection, logger: logger)
             do {
-                let applied = try await Self.apply(migrations, on: connection, logger: logger)
-                try await Self.apply(functions: functions, on: connection, logger: logger)
+                let applied = try await Self.apply(migrations, functions: functions, on: connection, logger: logger)
                 try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {
@@ -71,7 +72,12 @@ public struct Migrator: Sendable {
         }
     }
 
-    private static func apply(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    /// The pending migrations, then the function files. When the last pending run is
+    /// transactional, the function files are applied in its transaction: a migration's schema and
+    /// the functions and triggers that go with it are committed together, so no other
+    /// transaction writes between them (a ledger row written after `0044` made its queue, before
+    /// its trigger existed, would never be announced). Otherwise they get a transaction of their own.
+    private static func apply(_ migrations: [Migration], functions: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [String] {
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -83,21 +89,27 @@ public struct Migrator: Sendable {
             applied.insert(version)
         }
         var newlyApplied: [String] = []
-        for group in groups(migrations.filter { !applied.contains($0.version) }) {
+        let pending = groups(migrations.filter { !applied.contains($0.version) })
+        var functionsApplied = false
+        for (index, group) in pending.enumerated() {
             if group.count == 1, let migration = group.first, !migration.runsInTransaction {
                 try await run(migration, on: connection, logger: logger)
             } else {
+                let withFunctions = index == pending.count - 1
                 do {
                     try await connection.withTransaction(logger: logger) { connection in
                         for migration in group { try await run(migration, on: connection, logger: logger) }
+                        if withFunctions { try await run(functions: functions, on: connection, logger: logger) }
                     }
                 } catch let error as PostgresTransactionError {
                     // The migration's own error, once the transaction rolled back.
                     throw error.closureError ?? error
                 }
+                functionsApplied = withFunctions
             }
             newlyApplied += group.map(\.version)
         }
+        if !functionsApplied { try await apply(functions: functions, on: connection, logger: logger) }
         return newlyApplied
     }
 
@@ -106,12 +118,17 @@ public struct Migrator: Sendable {
         guard !functions.isEmpty else { return }
         do {
             try await connection.withTransaction(logger: logger) { connection in
-                for function in functions { try await run(statementsOf: function, on: connection, logger: logger) }
+                try await run(functions: functions, on: connection, logger: logger)
             }
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error
         }
-        logger.debug("applied the function files", metadata: ["count": "\(functions.count)"])
+    }
+
+    /// The function files, on a connection inside a transaction.
+    private static func run(functions: [Migration], on connection: PostgresConnection, logger: Logger) async throws {
+        for function in functions { try await run(statementsOf: function, on: connection, logger: logger) }
+        if !functions.isEmpty { logger.debug("applied the function files", metadata: ["count": "\(functions.count)"]) }
     }
 
     /// Runs of consecutive transactional migrations, and each non-transactional one alone.
