@@ -8,8 +8,8 @@
 -- each ledger row for VACUUM (Benchmarks/HISTORY.md, fourteenth session).
 --
 -- The ledger is locked against writes first, until the migration commits — with the function
--- files and so the trigger (Migrator: the last pending migrations and the functions are one
--- transaction): an announcer of the version before, marking rows, has committed (the copy below
+-- files and so the trigger (Migrator: the last pending transactional migrations and the
+-- functions are one transaction): an announcer of the version before, marking rows, has committed (the copy below
 -- sees its marks), and no row is written between the copy and the trigger. The column goes with
 -- its index, so that such an announcer still running during a deploy fails to announce (and says
 -- so) instead of announcing a second time.

@@ -61,12 +61,14 @@ struct MigratorTests {
                     REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION log_watched();
                 """)
             let broken = Migration(version: "functions/broken", sql: "SELECT no_such_column FROM watched;")
+            // A concurrent index build after it runs after the functions: they still commit with the table.
+            let index = Migration(version: "9999_watched_index", sql: "\(Migration.noTransactionMarker)\nCREATE INDEX CONCURRENTLY watched_id ON watched (id);")
             await #expect(throws: MigrationError.self) {
-                try await migrator.migrate(good + [table], functions: [trigger, broken])
+                try await migrator.migrate(good + [table, index], functions: [trigger, broken])
             }
             #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('watched', 'watch_log')") == 0)
-            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version = '9998_watched'") == 0)
-            #expect(try await migrator.migrate(good + [table], functions: [trigger]) == ["9998_watched"])
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version LIKE '999%_watched%'") == 0)
+            #expect(try await migrator.migrate(good + [table, index], functions: [trigger]) == ["9998_watched", "9999_watched_index"])
             try await db.client.query("INSERT INTO watched VALUES (1), (2)", logger: Self.logger)
             #expect(try await db.scalar("SELECT count(*) FROM watch_log") == 2)
         }

@@ -12,8 +12,8 @@ public import PostgresNIO
 /// any transaction, and is recorded once all its statements succeeded.
 ///
 /// Then the function files (`sql/functions/`, ``Migration/loadFunctions(from:)``) are applied, all
-/// in one transaction, every time — the transaction of the last pending migrations when there are
-/// some, so that a schema and the functions and triggers made for it are committed together: a
+/// in one transaction, every time — that of the last pending transactional migrations when there
+/// are some, so that a schema and the functions and triggers made for it are committed together: a
 /// function's current body is in one file, and a release that changes it changes the database's
 /// on its next migrate. A file must be safe to run again
 /// (`CREATE OR REPLACE`); a change of a function's arguments or result needs a migration that
@@ -72,11 +72,12 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// The pending migrations, then the function files. When the last pending run is
-    /// transactional, the function files are applied in its transaction: a migration's schema and
-    /// the functions and triggers that go with it are committed together, so no other
-    /// transaction writes between them (a ledger row written after `0044` made its queue, before
-    /// its trigger existed, would never be announced). Otherwise they get a transaction of their own.
+    /// The pending migrations, and the function files in the transaction of the last pending
+    /// transactional run: a migration's schema and the functions and triggers that go with it are
+    /// committed together, so no other transaction writes between them (a ledger row written after
+    /// `0044` made its queue, before its trigger existed, would never be announced). A concurrent
+    /// index build after it runs after them; with no transactional run pending, the function files
+    /// get a transaction of their own.
     private static func apply(_ migrations: [Migration], functions: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [String] {
         try await connection.query(
             """
@@ -90,12 +91,12 @@ public struct Migrator: Sendable {
         }
         var newlyApplied: [String] = []
         let pending = groups(migrations.filter { !applied.contains($0.version) })
-        var functionsApplied = false
+        let carriesFunctions = pending.lastIndex { $0.contains(where: \.runsInTransaction) }
         for (index, group) in pending.enumerated() {
             if group.count == 1, let migration = group.first, !migration.runsInTransaction {
                 try await run(migration, on: connection, logger: logger)
             } else {
-                let withFunctions = index == pending.count - 1
+                let withFunctions = index == carriesFunctions
                 do {
                     try await connection.withTransaction(logger: logger) { connection in
                         for migration in group { try await run(migration, on: connection, logger: logger) }
@@ -105,11 +106,10 @@ public struct Migrator: Sendable {
                     // The migration's own error, once the transaction rolled back.
                     throw error.closureError ?? error
                 }
-                functionsApplied = withFunctions
             }
             newlyApplied += group.map(\.version)
         }
-        if !functionsApplied { try await apply(functions: functions, on: connection, logger: logger) }
+        if carriesFunctions == nil { try await apply(functions: functions, on: connection, logger: logger) }
         return newlyApplied
     }
 

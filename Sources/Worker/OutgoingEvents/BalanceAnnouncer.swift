@@ -7,8 +7,8 @@ import Shared
 
 /// Announces every balance change as `balance.changed` (docs/webhooks.md): each ledger row is
 /// queued as due by the statement that writes it (`balance_announcements_due`). Each pass, in one
-/// transaction, takes the due rows off that queue in ledger order, and writes their outgoing events through the one write path (``OutgoingEventWriter``), so
-/// a user's events carry increasing `sequence`s in the order the balances changed, whether the
+/// transaction, takes the due rows off that queue in ledger order, and writes their outgoing
+/// events through the one write path (``OutgoingEventWriter``), so a user's events carry increasing `sequence`s in the order the balances changed, whether the
 /// API, an operator or a purchase changed them. Runs in the worker holding the
 /// `balance-announce` lease, every second; a pass goes on, ``batch`` rows a transaction, while it
 /// finds full batches, so the announcements keep up with any rate of changes.
