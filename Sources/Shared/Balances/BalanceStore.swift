@@ -199,13 +199,12 @@ public struct BalanceStore: Sendable {
 
     private static func transaction(_ columns: Columns) throws -> BalanceTransaction {
         let (id, user, adjustments, applied, balances, shortfall, cause, reason, metadata, actor, createdAt, expiresAt) = columns
-        let decoder = JSONDecoder()
-        func amounts(_ text: String) throws -> [String: Int64] { try decoder.decode([String: Int64].self, from: Data(text.utf8)) }
         guard let cause = BalanceCause(rawValue: cause) else { throw StateStoreError(reason: "unknown balance cause \(cause)") }
         return BalanceTransaction(
-            id: id, userID: user, adjustments: try amounts(adjustments), applied: try amounts(applied), balances: try amounts(balances),
-            shortfall: try shortfall.map(amounts), cause: cause, reason: reason,
-            metadata: try metadata.map { try decoder.decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
+            id: id, userID: user, adjustments: try CurrencyAmountsText.decode(adjustments),
+            applied: try CurrencyAmountsText.decode(applied), balances: try CurrencyAmountsText.decode(balances),
+            shortfall: try shortfall.map(CurrencyAmountsText.decode), cause: cause, reason: reason,
+            metadata: try metadata.map { try JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }, actor: actor,
             createdAt: createdAt, expiresAt: expiresAt)
     }
 
