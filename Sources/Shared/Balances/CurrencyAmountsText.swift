@@ -5,16 +5,16 @@ import Foundation
 /// object of whole numbers) read from the text PostgreSQL writes for them, `{"credits": 500,
 /// "gems": -1}`.
 ///
-/// Announcing a ledger row reads three or four of these, and `JSONDecoder` took a quarter of the
-/// announcer's CPU (~5 µs an object; `perf` of a worker announcing 48,000 rows,
-/// Benchmarks/HISTORY.md). This reads the one form PostgreSQL's `jsonb` output has — `{`, then
-/// `"key": number` pairs separated by `, `, then `}` — and leaves any other text (an escaped key, a
-/// fraction, a duplicate key, other spacing) to `JSONDecoder`, so it accepts and answers exactly
-/// what `JSONDecoder` would (`CurrencyAmountsTextTests` compares the two, also on what PostgreSQL
-/// writes for random objects).
+/// Announcing a ledger row read three or four of these with `JSONDecoder`, a quarter of the
+/// announcer's CPU (`perf` of a worker announcing 48,000 rows: ~4–5 µs an object;
+/// Benchmarks/HISTORY.md, fifteenth session). This reads the one form PostgreSQL's `jsonb` output
+/// has — `{`, then `"key": number` pairs joined by `, `, then `}` — and leaves any other text to
+/// `JSONDecoder`: an escaped key, a fraction or exponent, a number outside `Int64`, other spacing,
+/// a key repeated (or two keys Swift holds equal, as a precomposed and a decomposed `é`). So every
+/// text gets the answer `JSONDecoder` gives (`CurrencyAmountsTextTests` compares the two, also on
+/// what PostgreSQL writes for random objects).
 public enum CurrencyAmountsText {
-    /// The amounts `text` holds; throws as `JSONDecoder` does when it is not an object of integers
-    /// that fit in 64 bits.
+    /// The amounts `text` holds, as `JSONDecoder` reads `[String: Int64]`; throws when it throws.
     public static func decode(_ text: String) throws -> [String: Int64] {
         if let amounts = decodeAsPostgresWrites(text) { return amounts }
         return try JSONDecoder().decode([String: Int64].self, from: Data(text.utf8))
@@ -29,6 +29,8 @@ public enum CurrencyAmountsText {
             var amounts: [String: Int64] = [:]
             if reader.take(UInt8(ascii: "}")) { return reader.atEnd ? amounts : nil }
             while true {
+                // `updateValue` answers the value the key had: a key repeated (as Swift compares
+                // keys) is left to `JSONDecoder`, whose answer for it differs between versions.
                 guard let key = reader.plainKey(), reader.take(UInt8(ascii: ":")), reader.take(UInt8(ascii: " ")),
                       let amount = reader.wholeNumber(), amounts.updateValue(amount, forKey: key) == nil
                 else { return nil }
@@ -64,7 +66,8 @@ public enum CurrencyAmountsText {
             return key
         }
 
-        /// `-`, then digits with no leading zero, within `Int64`; nothing after them but `,` or `}`.
+        /// An optional `-`, then digits with no leading zero, within `Int64`, followed by the `,` or
+        /// `}` that must come next (a `.` or `e` there makes a number for `JSONDecoder`).
         mutating func wholeNumber() -> Int64? {
             let negative = take(UInt8(ascii: "-"))
             let start = index
