@@ -8,8 +8,9 @@ import TestSupport
 /// sql/0044 on a database of the version before it: the ledger rows that were not announced yet
 /// are queued, those announced are not, `announced_at` is gone, and a row written afterwards is
 /// queued by the trigger committed with the migration.
-/// Five minutes: it migrates a database from the first migration, in two steps, and a fresh-clone test
-/// stage on a loaded machine took 132 s.
+///
+/// Five minutes: it migrates a database from the first migration, in two steps, and a
+/// fresh-clone test stage on a loaded machine took 132 s.
 @Suite(.timeLimit(.minutes(5)))
 struct BalanceAnnouncementsDueMigrationTests {
     static let logger = TestDatabase.logger
