@@ -70,7 +70,7 @@ let package = Package(
             dependencies: [
                 product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("CryptoExtras"), product("Logging"),
                 product("NIOCore"), product("NIOFoundationCompat"), product("NIOHTTP1"), product("NIOPosix"), product("PostgresNIO"), product("ServiceLifecycle"), product("SwiftASN1"),
-                product("X509"),
+                product("UnixSignals"), product("X509"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -86,7 +86,7 @@ let package = Package(
             dependencies: [
                 "Shared", product("ArgumentParser"), product("AsyncHTTPClient"), product("Crypto"), product("HTTPTypes"), product("Hummingbird"),
                 product("Logging"), product("NIOCore"), product("NIOFoundationCompat"), product("PostgresNIO"), product("Prometheus"),
-                product("ServiceLifecycle"),
+                product("ServiceLifecycle"), product("UnixSignals"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,7 +141,7 @@ let package = Package(
             name: "SharedTests",
             dependencies: [
                 "Shared", "TestSupport", "DevSupport", product("Crypto"), product("Logging"), product("NIOCore"), product("NIOFoundationCompat"),
-                product("PostgresNIO"), product("ServiceLifecycle"), product("ServiceLifecycleTestKit"), product("X509"),
+                product("PostgresNIO"), product("ServiceLifecycle"), product("ServiceLifecycleTestKit"), product("UnixSignals"), product("X509"),
             ],
             swiftSettings: swiftSettings
         ),

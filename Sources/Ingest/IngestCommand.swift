@@ -3,6 +3,8 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import UnixSignals
 import Shared
 
 /// `ingest`: the HTTP receiver. Everything it needs comes from the environment.
@@ -29,9 +31,13 @@ struct IngestCommand: AsyncParsableCommand {
         let app = try buildApplication(settings: settings, logger: logger)
         if let warning = settings.sandboxAccess.startWarning { logger.log(level: settings.sandboxAccess.startLogLevel, "\(warning)") }
         logger.info("ingest starting", metadata: ["host": "\(settings.host)", "port": "\(settings.port)"])
-        try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
-            // A listener that cannot bind ends the process at once, naming its variable.
-            try await NamedListener.naming(settings.publicAddress) { try await app.runService() }
+        // A listener that cannot bind ends the process at once, naming its variable.
+        var group = ServiceGroupConfiguration(
+            services: [.init(service: NamedListener(app, address: settings.publicAddress))], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(30)
+        try await StopDeadline.exitingProcess(after: .seconds(40), logger: logger).watch(group) { group in
+            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
         }
     }
 }

@@ -133,8 +133,9 @@ struct RunCommand: AsyncParsableCommand {
                 "wakes_on": "\(!settings.listens ? "polling" : settings.listenDatabase.map { "LISTEN at \($0.host):\($0.port)" } ?? "LISTEN")",
                 "metrics_address": "\(settings.metricsHost):\(settings.metricsPort)",
             ])
-            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) {
-                try await ServiceGroup(configuration: group).run()
+            let deadline = StopDeadline.exitingProcess(after: .seconds(max(settings.queue.leaseSeconds, 30)) + .seconds(10), logger: logger)
+            try await deadline.watch(group) { group in
+                try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
             }
         }
     }

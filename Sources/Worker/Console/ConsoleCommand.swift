@@ -51,7 +51,7 @@ struct ConsoleCommand: AsyncParsableCommand {
             logger.info("console starting", metadata: [
                 "address": "\(settings.host):\(settings.port)", "read_only": "\(settings.readOnly)",
             ])
-            let group = ServiceGroup(configuration: .init(
+            var group = ServiceGroupConfiguration(
                 services: [
                     .init(service: client),
                     .init(service: DatabaseReachability(
@@ -59,8 +59,11 @@ struct ConsoleCommand: AsyncParsableCommand {
                     // A port that cannot be bound cancels the group: the process exits naming CONSOLE_PORT.
                     .init(service: NamedListener(application, address: .init(
                         host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT"))),
-                ], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
+                ], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            group.maximumGracefulShutdownDuration = .seconds(30)
+            try await StopDeadline.exitingProcess(after: .seconds(40), logger: logger).watch(group) { group in
+                try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
+            }
         }
     }
 }

@@ -21,23 +21,23 @@ struct ClockExpirySweep: Sendable {
 
     /// Sweeps until no row is due.
     ///
+    /// - Parameter now: the time access is judged at; each batch reads the clock when `nil`.
     /// - Returns: how many entitlements were announced expired.
     @discardableResult
-    func sweep() async throws -> Int {
+    func sweep(now: Date? = nil) async throws -> Int {
         var total = 0
         while true {
-            let (swept, deliveries) = try await sweepBatch()
+            let (swept, deliveries) = try await sweepBatch(now: now ?? Date())
             total += swept
             if deliveries > 0 { outbox.onCreated() }
             if swept < batchSize { return total }
         }
     }
 
-    private func sweepBatch() async throws -> (swept: Int, deliveries: Int) {
+    private func sweepBatch(now: Date) async throws -> (swept: Int, deliveries: Int) {
         let leeway = outbox.leeway
         let grants = await outbox.catalog?.current() ?? [:]
         return try await client.withTransaction(logger: logger) { connection in
-            let now = Date()
             let rows = try await connection.query(
                 """
                 SELECT id AS row_id, \(unescaped: EntitlementColumns.list) FROM entitlements

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+public import UnixSignals
+
+/// How long a process may take to stop once it was asked to, counted from the signal.
+///
+/// A `ServiceGroup` asks its services to stop on SIGTERM, cancels them after its
+/// `maximumGracefulShutdownDuration`, and then waits for them without limit. After
+/// `pg_ctl restart -m immediate` under load a worker's group was seen never to return from that
+/// wait (a child still "waiting on child channel" after cancellation), so the process never
+/// stopped and needed SIGKILL. ``OverrunHost``'s patience starts only once the group has returned,
+/// too late for that.
+///
+/// ``watch(_:_:)`` observes the same signals beside the group, counts ``limit`` from the first, and
+/// calls ``expired`` with the services whose `run()` has not returned; ``exitingProcess(after:logger:)``
+/// logs them and exits 0. Nothing is lost by that: a stopping worker takes no new job, and a job
+/// left unfinished is taken again by another worker when its lease runs out.
+public struct StopDeadline: Sendable {
+    /// The signals that ask the process to stop: the group's `gracefulShutdownSignals`.
+    public var signals: [UnixSignal]
+    /// From the first signal to ``expired``.
+    public var limit: Duration
+    /// Called once, with the descriptions of the services still running, when ``limit`` has passed.
+    public var expired: @Sendable (_ running: [String]) -> Void
+
+    public init(signals: [UnixSignal], limit: Duration, expired: @escaping @Sendable (_ running: [String]) -> Void) {
+        self.signals = signals
+        self.limit = limit
+        self.expired = expired
+    }
+
+    /// Logs the services still running after `limit` and exits the process with status 0: ingest,
+    /// `worker run` and the console, with `limit` 10 s past their group's
+    /// `maximumGracefulShutdownDuration` (docs/operations.md, Shutdown).
+    public static func exitingProcess(signals: [UnixSignal] = [.sigterm, .sigint], after limit: Duration, logger: Logger) -> StopDeadline {
+        StopDeadline(signals: signals, limit: limit) { running in
+            logger.warning("exiting: services did not stop in time", metadata: [
+                "running": "\(running.joined(separator: ", "))", "waited": "\(limit)",
+            ])
+            exit(EXIT_SUCCESS)
+        }
+    }
+
+    /// Makes the group of `configuration` (each service counted while its `run()` runs), hands it
+    /// to `body` to run, and holds the deadline from the first of ``signals`` until `body` returns.
+    public func watch(_ configuration: ServiceGroupConfiguration, _ body: (ServiceGroup) async throws -> Void) async throws {
+        let running = RunningServices()
+        var configuration = configuration
+        configuration.services = configuration.services.map { service in
+            var counted = service
+            counted.service = CountedService(service: service.service, running: running)
+            return counted
+        }
+        let group = ServiceGroup(configuration: configuration)
+        // Trapped before the group starts, so the first signal is never missed.
+        let stops = await UnixSignalsSequence(trapping: signals)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { [limit, expired] in
+                var stopped = stops.makeAsyncIterator()
+                // `nil` once `body` has returned and this task is cancelled.
+                guard await stopped.next() != nil else { return }
+                try await Task.sleep(for: limit)
+                expired(running.descriptions)
+            }
+            defer { tasks.cancelAll() }
+            try await body(group)
+        }
+    }
+}
+
+/// The services whose `run()` has begun and not returned, by description.
+private final class RunningServices: Sendable {
+    private let services = Mutex<[Int: String]>([:])
+    private let next = Atomic<Int>(0)
+
+    func begin(_ description: String) -> Int {
+        let id = next.add(1, ordering: .relaxed).newValue
+        services.withLock { $0[id] = description }
+        return id
+    }
+
+    func end(_ id: Int) { _ = services.withLock { $0.removeValue(forKey: id) } }
+
+    var descriptions: [String] { services.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
+}
+
+/// A service that ``RunningServices`` counts while it runs; it says what the service says it is.
+private struct CountedService: Service, CustomStringConvertible {
+    let service: any Service
+    let running: RunningServices
+
+    var description: String { String(describing: service) }
+
+    func run() async throws {
+        let id = running.begin(description)
+        defer { running.end(id) }
+        try await service.run()
+    }
+}
