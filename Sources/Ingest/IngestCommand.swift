@@ -14,7 +14,7 @@ struct IngestCommand: AsyncParsableCommand {
         commandName: "ingest",
         abstract: "Sluice's receiver: verifies Stripe and Apple webhooks, stores them, answers 2xx once committed.",
         discussion: """
-            Stops on SIGTERM or SIGINT: stops accepting, finishes in-flight requests, exits 0.
+            Stops on SIGTERM or SIGINT: stops accepting, finishes in-flight requests (at most 30 s), exits 0 within 40 s.
             Exit codes: 0 success, 1 failure (reason on stderr), 2 bad usage.
 
             \(IngestSettings.help)
@@ -36,8 +36,6 @@ struct IngestCommand: AsyncParsableCommand {
             services: [.init(service: NamedListener(app, address: settings.publicAddress))], gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
         group.maximumGracefulShutdownDuration = .seconds(30)
-        try await StopDeadline.exitingProcess(after: .seconds(40), logger: logger).watch(group) { group in
-            try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
-        }
+        try await StopDeadline.run(group, logger: logger)
     }
 }

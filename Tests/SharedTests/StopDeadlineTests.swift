@@ -2,11 +2,12 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import Shared
 import Synchronization
 import Testing
 import TestSupport
 import UnixSignals
+
+@testable import Shared
 
 /// ``StopDeadline`` with real signals sent to this process (SIGUSR2, which nothing else here
 /// traps) and a real `ServiceGroup` that traps the same signal: the group still stops on it, and
@@ -94,6 +95,17 @@ struct StopDeadlineTests {
         }
         let returned = signalled.duration(to: .now)
         return (reports.withLock { $0 }, returned)
+    }
+
+    /// A process's deadline (``StopDeadline/run(_:logger:)``) is its group's: the same signals,
+    /// the group's graceful limit and the overrun patience after it.
+    @Test func aProcesssDeadlineIsItsGroupsGracefulLimitAndThePatience() {
+        var configuration = ServiceGroupConfiguration(
+            services: [] as [ServiceGroupConfiguration.ServiceConfiguration], gracefulShutdownSignals: [.sigterm, .sigint], logger: TestDatabase.logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(45)
+        let deadline = StopDeadline.exitingProcess(for: configuration, patience: .seconds(10), logger: TestDatabase.logger)
+        #expect(deadline.signals.map(\.rawValue) == [UnixSignal.sigterm, .sigint].map(\.rawValue))
+        #expect(deadline.limit == .seconds(55))
     }
 
     @Test func aGroupThatStopsInTimeIsLeftAlone() async throws {

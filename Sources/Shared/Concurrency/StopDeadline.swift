@@ -15,9 +15,11 @@ public import UnixSignals
 /// too late for that.
 ///
 /// ``watch(_:_:)`` observes the same signals beside the group, counts ``limit`` from the first, and
-/// calls ``expired`` with the services whose `run()` has not returned; ``exitingProcess(after:logger:)``
-/// logs them and exits 0. Nothing is lost by that: a stopping worker takes no new job, and a job
-/// left unfinished is taken again by another worker when its lease runs out.
+/// calls ``expired`` with the services whose `run()` has not returned. A process runs its group
+/// with ``run(_:logger:)``: the limit is the group's graceful limit and the ``OverrunHost``
+/// patience after it, and when it passes the services still running are logged and the process
+/// exits 0. Nothing is lost by that: a stopping worker takes no new job, and a job left unfinished
+/// is taken again by another worker when its lease runs out.
 public struct StopDeadline: Sendable {
     /// The signals that ask the process to stop: the group's `gracefulShutdownSignals`.
     public var signals: [UnixSignal]
@@ -32,11 +34,26 @@ public struct StopDeadline: Sendable {
         self.expired = expired
     }
 
-    /// Logs the services still running after `limit` and exits the process with status 0: ingest,
-    /// `worker run` and the console, with `limit` 10 s past their group's
-    /// `maximumGracefulShutdownDuration` (docs/operations.md, Shutdown).
-    public static func exitingProcess(signals: [UnixSignal] = [.sigterm, .sigint], after limit: Duration, logger: Logger) -> StopDeadline {
-        StopDeadline(signals: signals, limit: limit) { running in
+    /// Runs the group of `configuration` as ingest, `worker run` and the console do: under an
+    /// ``OverrunHost`` whose patience (``OverrunHost/Patience/exitingProcess(after:logger:)``, 10 s)
+    /// follows the group's return, and under the deadline this makes of the same sum counted from
+    /// the first of the group's `gracefulShutdownSignals`: its `maximumGracefulShutdownDuration`
+    /// and that patience (docs/operations.md, Shutdown). Past it, the services still running are
+    /// logged and the process exits 0.
+    public static func run(_ configuration: ServiceGroupConfiguration, logger: Logger) async throws {
+        let patience = OverrunHost.Patience.exitingProcess(logger: logger)
+        try await exitingProcess(for: configuration, patience: patience.limit, logger: logger).watch(configuration) { group in
+            try await OverrunHost.with(logger: logger, patience: patience) { try await group.run() }
+        }
+    }
+
+    /// The deadline ``run(_:logger:)`` holds: the group's signals, its graceful limit (which a
+    /// process must set) and `patience`; it logs the services still running and exits 0.
+    static func exitingProcess(for configuration: ServiceGroupConfiguration, patience: Duration, logger: Logger) -> StopDeadline {
+        let graceful = configuration.maximumGracefulShutdownDuration
+        precondition(graceful != nil, "a process's ServiceGroup needs a maximumGracefulShutdownDuration for its stop deadline")
+        let limit = (graceful ?? .zero) + patience
+        return StopDeadline(signals: configuration.gracefulShutdownSignals, limit: limit) { running in
             logger.warning("exiting: services did not stop in time", metadata: [
                 "running": "\(running.joined(separator: ", "))", "waited": "\(limit)",
             ])

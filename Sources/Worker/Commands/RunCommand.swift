@@ -16,7 +16,7 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             Applies queued events and forwards applied Apple notifications, each queue with up to \
             WORKER_CONCURRENCY transactions in flight (events in batches of up to WORKER_BATCH_SIZE). On SIGTERM or SIGINT it stops dequeuing, lets running \
-            jobs finish, and exits 0.
+            jobs finish (at most max(LEASE_SECONDS, 30) s), and exits 0 within 10 s more.
 
             \(WorkerSettings.help)
             """)
@@ -133,10 +133,7 @@ struct RunCommand: AsyncParsableCommand {
                 "wakes_on": "\(!settings.listens ? "polling" : settings.listenDatabase.map { "LISTEN at \($0.host):\($0.port)" } ?? "LISTEN")",
                 "metrics_address": "\(settings.metricsHost):\(settings.metricsPort)",
             ])
-            let deadline = StopDeadline.exitingProcess(after: .seconds(max(settings.queue.leaseSeconds, 30)) + .seconds(10), logger: logger)
-            try await deadline.watch(group) { group in
-                try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
-            }
+            try await StopDeadline.run(group, logger: logger)
         }
     }
 

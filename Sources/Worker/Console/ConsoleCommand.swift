@@ -61,9 +61,7 @@ struct ConsoleCommand: AsyncParsableCommand {
                         host: settings.host, port: settings.port, hostVariable: "CONSOLE_HOST", portVariable: "CONSOLE_PORT"))),
                 ], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             group.maximumGracefulShutdownDuration = .seconds(30)
-            try await StopDeadline.exitingProcess(after: .seconds(40), logger: logger).watch(group) { group in
-                try await OverrunHost.with(logger: logger, patience: .exitingProcess(logger: logger)) { try await group.run() }
-            }
+            try await StopDeadline.run(group, logger: logger)
         }
     }
 }
