@@ -121,6 +121,51 @@ struct MigratorTests {
         }
     }
 
+    /// A migration that deadlocks with a running worker's batch (which holds the same tables,
+    /// taken in the other order) is broken off by PostgreSQL, then run again and applied, while
+    /// the worker's transaction commits: `worker migrate` next to running workers does not fail
+    /// on a deadlock it could not have avoided. Without the retry the migration throws.
+    @Test func aMigrationThatDeadlocksWithARunningWorkerIsTriedAgain() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let good = try Migration.load(from: TestDatabase.migrationsDirectory)
+            try await Migrator(client: db.client, logger: Self.logger).migrate(good, functions: [])
+            try await db.client.query("CREATE TABLE first_locked (id int)", logger: Self.logger)
+            try await db.client.query("CREATE TABLE second_locked (id int)", logger: Self.logger)
+            let locking = Migration(version: "9999_locks_in_order", sql: """
+                LOCK TABLE first_locked IN EXCLUSIVE MODE;
+                LOCK TABLE second_locked IN EXCLUSIVE MODE;
+                CREATE TABLE after_the_locks (id int);
+                """)
+            try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { worker in
+                try await worker.withConnection { batch in
+                    // The batch has written to second_locked; its transaction stays open.
+                    try await batch.query("BEGIN", logger: Self.logger)
+                    try await batch.query("INSERT INTO second_locked VALUES (1)", logger: Self.logger)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { client in
+                                _ = try await Migrator(client: client, logger: Self.logger).migrate(good + [locking], functions: [])
+                            }
+                        }
+                        // Once the migrator holds first_locked and waits for second_locked, the
+                        // batch asks for first_locked: a cycle, which PostgreSQL breaks after
+                        // deadlock_timeout in the migrator, the first to wait.
+                        while try await db.scalar(
+                            "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'second_locked'::regclass") == 0 {
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        try await batch.query("INSERT INTO first_locked VALUES (1)", logger: Self.logger)
+                        try await batch.query("COMMIT", logger: Self.logger)
+                        try await group.waitForAll()
+                    }
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations WHERE version = '9999_locks_in_order'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'after_the_locks'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM first_locked") + db.scalar("SELECT count(*) FROM second_locked") == 2)
+        }
+    }
+
     /// `CREATE INDEX CONCURRENTLY` cannot run in a transaction: a migration marked
     /// `-- sluice:no-transaction` runs outside one, between the transactional runs around it.
     @Test func aNoTransactionMigrationBuildsAnIndexConcurrently() async throws {

@@ -97,14 +97,9 @@ public struct Migrator: Sendable {
                 try await run(migration, on: connection, logger: logger)
             } else {
                 let withFunctions = index == carriesFunctions
-                do {
-                    try await connection.withTransaction(logger: logger) { connection in
-                        for migration in group { try await run(migration, on: connection, logger: logger) }
-                        if withFunctions { try await run(functions: functions, on: connection, logger: logger) }
-                    }
-                } catch let error as PostgresTransactionError {
-                    // The migration's own error, once the transaction rolled back.
-                    throw error.closureError ?? error
+                try await inTransaction(on: connection, logger: logger) { connection in
+                    for migration in group { try await run(migration, on: connection, logger: logger) }
+                    if withFunctions { try await run(functions: functions, on: connection, logger: logger) }
                 }
             }
             newlyApplied += group.map(\.version)
@@ -116,12 +111,40 @@ public struct Migrator: Sendable {
     /// The function files, in one transaction: all of them or none.
     private static func apply(functions: [Migration], on connection: PostgresConnection, logger: Logger) async throws {
         guard !functions.isEmpty else { return }
-        do {
-            try await connection.withTransaction(logger: logger) { connection in
-                try await run(functions: functions, on: connection, logger: logger)
+        try await inTransaction(on: connection, logger: logger) { connection in
+            try await run(functions: functions, on: connection, logger: logger)
+        }
+    }
+
+    /// How many times a migration transaction is tried when PostgreSQL breaks it off as one side
+    /// of a deadlock.
+    static let deadlockAttempts = 5
+
+    /// Runs `body` in a transaction, and again from its start when PostgreSQL broke it off as one
+    /// side of a deadlock: a migration or function file locks tables (`LOCK TABLE`, `CREATE OR
+    /// REPLACE TRIGGER`) in its own order, and a running worker's batch holds locks on the same
+    /// tables in another, so a `worker migrate` next to running workers may deadlock with one.
+    /// PostgreSQL rolls back the side that finds the cycle, usually the migrator, which waited
+    /// first; the worker's batch then commits, and the rolled-back transaction, all or nothing,
+    /// is safe to run again. Any other error, or a deadlock on the last attempt, is thrown: the
+    /// migration's own error once the transaction rolled back.
+    private static func inTransaction(
+        on connection: PostgresConnection, logger: Logger, _ body: (PostgresConnection) async throws -> Void
+    ) async throws {
+        var attempt = 1
+        while true {
+            do {
+                try await connection.withTransaction(logger: logger) { try await body($0) }
+                return
+            } catch let error as PostgresTransactionError {
+                let cause = error.closureError ?? error
+                guard let migration = cause as? MigrationError, migration.isDeadlock, attempt < deadlockAttempts else { throw cause }
+                logger.warning(
+                    "migration deadlocked with another transaction (a running worker's batch); rolled back, trying again",
+                    metadata: ["version": "\(migration.version)", "attempt": "\(attempt)"])
+                try await Task.sleep(for: .milliseconds(200 * attempt))
+                attempt += 1
             }
-        } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error
         }
     }
 
@@ -157,7 +180,8 @@ public struct Migrator: Sendable {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         } catch {
-            throw MigrationError(version: migration.version, underlying: String(reflecting: error))
+            throw MigrationError(
+                version: migration.version, underlying: String(reflecting: error), sqlState: (error as? PSQLError)?.serverInfo?[.sqlState])
         }
     }
 }
@@ -166,5 +190,16 @@ public struct Migrator: Sendable {
 public struct MigrationError: Error, CustomStringConvertible {
     public var version: String
     public var underlying: String
+    /// The database's SQLSTATE, when the database refused it.
+    public var sqlState: String?
     public var description: String { "migration \(version) failed: \(underlying)" }
+
+    public init(version: String, underlying: String, sqlState: String? = nil) {
+        self.version = version
+        self.underlying = underlying
+        self.sqlState = sqlState
+    }
+
+    /// PostgreSQL broke the transaction off as one side of a deadlock (`40P01`).
+    public var isDeadlock: Bool { sqlState == "40P01" }
 }
