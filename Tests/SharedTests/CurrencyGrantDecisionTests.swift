@@ -61,6 +61,8 @@ struct CurrencyGrantDecisionTests {
             expected: [.takeBack(grantKey: keys.grant, numerator: 333, denominator: 999, key: keys.takeBack)]),
         Row(name: "a period refunded whole", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: monthly,
             expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
+        Row(name: "a period refunded so little it came to no minor unit", before: tx(.succeeded), after: tx(.refunded, refunded: 0)!,
+            product: monthly, expected: []),
         Row(name: "a dispute", before: tx(.succeeded), after: tx(.disputed)!, product: monthly,
             expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
         Row(name: "refunded before it was seen paid", before: nil, after: tx(.refunded, refunded: 999)!, product: pack, expected: []),

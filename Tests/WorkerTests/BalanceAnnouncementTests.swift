@@ -52,7 +52,8 @@ struct BalanceAnnouncementTests {
         var paid = TransactionState(source: .webCheckout, providerTransactionID: "pi_2", environment: .sandbox, status: .succeeded)
         paid.amount = 100
         let keys = CurrencyGrantDecision.keys(of: paid)
-        for key in [keys.grant, keys.takeBack, keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(keys.takeBack, refunded: 30), "expiry:" + keys.grant] {
+        for key in [keys.grant, keys.takeBack, keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(keys.takeBack, refunded: 30), "expiry:" + keys.grant,
+                    keys.takeBack + "@2", keys.giveBack + "@1"] {
             #expect(BalanceAnnouncer.providerTransactionID(ofKey: key) == "pi_2", "\(key)")
         }
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:other:a:b:c") == nil)

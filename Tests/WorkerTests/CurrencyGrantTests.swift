@@ -188,6 +188,42 @@ struct CurrencyGrantTests {
             #expect(try await Self.balances(system, "user_dispute") == ["credits": 500, "gems": 2])
             let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_dispute", limit: 10)
             #expect(rows.map(\.cause) == [.refundReversal, .refund, .purchase], "given back once")
+
+            // Refunded after the dispute was won: a second round, taken back again.
+            try await system.stripe("charge.refunded", StripeObjects.charge("ch_dispute", paymentIntent: "pi_dispute"), at: paid.addingTimeInterval(20))
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_dispute") == ["credits": 0, "gems": 0])
+            let after = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_dispute", limit: 10)
+            #expect(after.map(\.cause) == [.refund, .refundReversal, .refund, .purchase])
+        }
+    }
+
+    /// Apple's REFUND, REFUND_REVERSED, REFUND, REFUND_REVERSED of one period, each sent twice:
+    /// each round takes the grant back and gives it back once; the key of an earlier round does
+    /// not stop the next (sluice_reverse_balance_change counts the rounds).
+    @Test func aGrantTakenBackAndGivenBackTwiceMovesEachRound() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = UUID().uuidString.lowercased()
+            let (_, renewal) = try await Self.twoPeriods(system, "36", user: user)
+            #expect(try await Self.balances(system, user) == ["credits": 2_000])
+            var refunded = renewal
+            refunded.revocationReason = 0
+            let tenDaysAgo = Date().addingTimeInterval(-10 * 86_400).rounded
+            for round in 0..<2 {
+                let at = tenDaysAgo.addingTimeInterval(Double(round) * 86_400 + 3_600)
+                refunded.revocationDate = at.millisecondsSince1970
+                try await system.notify("REFUND", transaction: refunded, at: at)
+                try await system.notify("REFUND", transaction: refunded, at: at)
+                try await system.drain(workers: 2)
+                #expect(try await Self.balances(system, user) == ["credits": 1_000], "round \(round): taken back")
+                try await system.notify("REFUND_REVERSED", transaction: renewal, at: at.addingTimeInterval(3_600))
+                try await system.notify("REFUND_REVERSED", transaction: renewal, at: at.addingTimeInterval(3_600))
+                try await system.drain(workers: 2)
+                #expect(try await Self.balances(system, user) == ["credits": 2_000], "round \(round): given back")
+            }
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: user, limit: 10)
+            #expect(rows.map(\.cause) == [.refundReversal, .refund, .refundReversal, .refund, .renewal, .purchase])
         }
     }
 
@@ -310,6 +346,22 @@ struct CurrencyGrantTests {
             #expect(try await store.expireDue(limit: 10) == 1)
             #expect(try await Self.balances(system, "user_busy") == ["credits": 0])
             #expect(try await store.expireDue(limit: 10) == 0)
+        }
+    }
+
+    /// The largest grant (10^12, `BalanceAdjustments.largestAmount`) taken back in part of a
+    /// payment of 10^8 minor units: the share is computed without overflowing bigint (which
+    /// failed the whole batch, retried forever), rounded up.
+    @Test func aHugeGrantsShareIsTakenBackWithoutOverflow() async throws {
+        try await SystemHarness.run { system in
+            for call in [
+                "SELECT sluice_adjust_balances('user_big', '{\"credits\": 1000000000000}', 'purchase', 'grant:transaction:big', NULL, false, NULL, NULL, NULL)",
+                "SELECT sluice_reverse_balance_change('grant:transaction:big', 33333333, 100000000, 'refund', 'take_back:transaction:big', true, NULL)",
+            ] {
+                try await system.db.client.query(PostgresQuery(unsafeSQL: call), logger: TestDatabase.logger)
+            }
+            // 10^12 × 0.33333333 = 333,333,330,000 exactly; nothing to round.
+            #expect(try await Self.balances(system, "user_big") == ["credits": 666_666_670_000])
         }
     }
 

@@ -12,6 +12,11 @@
 --     since the last give-back took (a refund in part stands: the payment was not reversed);
 --     credits of a grant that expires are given back to expire with it (at the next sweep when
 --     that time has passed).
+-- A grant may be taken back and given back more than once (a dispute won, then a refund; Apple's
+-- REFUND, REFUND_REVERSED, REFUND): a whole take-back or a give-back is made once under p_key in
+-- each such round, the round being the number of give-backs made so far (p_key, then p_key@1,
+-- p_key@2 …), so the key of an earlier round does not stop the next one. A take-back in part
+-- (`…#<amount>`) stands through the rounds and keeps its key.
 -- Returns sluice_adjust_balances' answer, or {"outcome": "nothing"} when there is no grant (the
 -- purchase granted nothing) or nothing is left to move.
 CREATE OR REPLACE FUNCTION sluice_reverse_balance_change(
@@ -21,6 +26,7 @@ CREATE OR REPLACE FUNCTION sluice_reverse_balance_change(
 DECLARE
     earlier balance_transactions;
     last_given_back bigint;
+    given_back bigint;  -- give-backs made so far: the round of a whole take-back or give-back
     moved jsonb;
     lot_expiry timestamptz;  -- when given-back credits expire: the grant's own time
 BEGIN
@@ -40,8 +46,11 @@ BEGIN
     END IF;
     -- Under the user's lock, so that the rows counted here are the last ones.
     PERFORM pg_advisory_xact_lock(sluice_balance_lock(earlier.user_id));
-    SELECT COALESCE(max(position), 0) INTO last_given_back
+    SELECT COALESCE(max(position), 0), count(*) INTO last_given_back, given_back
     FROM balance_transactions WHERE reverses = earlier.position AND cause = 'refund_reversal';
+    IF given_back > 0 AND position('#' IN p_key) = 0 THEN
+        p_key := p_key || '@' || given_back;
+    END IF;
 
     IF p_cause = 'refund' THEN
         WITH undone AS (
@@ -57,10 +66,12 @@ BEGIN
               AND t.adjustments ? x.key
             GROUP BY x.key
         )
-        SELECT jsonb_object_agg(x.key, -(((x.value::bigint * p_numerator + p_denominator - 1) / p_denominator) - COALESCE(u.amount, 0)))
+        -- The share, rounded up, in numeric: a grant of up to 10^12 times a payment's minor units
+        -- overflows bigint.
+        SELECT jsonb_object_agg(x.key, -(div(x.value::numeric * p_numerator + p_denominator - 1, p_denominator)::bigint - COALESCE(u.amount, 0)))
         INTO moved
         FROM jsonb_each_text(earlier.applied) AS x LEFT JOIN undone u ON u.currency = x.key
-        WHERE x.value::bigint > 0 AND (x.value::bigint * p_numerator + p_denominator - 1) / p_denominator > COALESCE(u.amount, 0);
+        WHERE x.value::bigint > 0 AND div(x.value::numeric * p_numerator + p_denominator - 1, p_denominator)::bigint > COALESCE(u.amount, 0);
     ELSE
         SELECT jsonb_object_agg(currency, amount) INTO moved
         FROM (

@@ -92,8 +92,12 @@ public enum CurrencyGrantDecision {
         case .refunded, .disputed:
             guard before?.status == .succeeded else { return [] }
             // A subscription period refunded in part takes back its share; anything else all of it.
-            if after.status == .refunded, product?.type == .autoRenewable, let share = refundedShare(after), share.numerator < share.denominator {
-                return [.takeBack(grantKey: keys.grant, numerator: share.numerator, denominator: share.denominator, key: keys.takeBack)]
+            if after.status == .refunded, product?.type == .autoRenewable, let amount = after.amount, amount > 0,
+               let refunded = after.amountRefunded, refunded < amount {
+                // A share that came to no minor unit (Apple's REFUND_PRORATED of a fraction of a
+                // percent of a small price) takes nothing, not the whole grant.
+                guard refunded > 0 else { return [] }
+                return [.takeBack(grantKey: keys.grant, numerator: refunded, denominator: amount, key: keys.takeBack)]
             }
             return [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]
         default:

@@ -88,13 +88,20 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
 
     /// The provider's transaction id a grant's, take-back's, give-back's or expiry's key names
     /// (``CurrencyGrantDecision/keys(of:)``: `grant:transaction:<source>:<environment>:<id>`; a
-    /// take-back of a refund in part ends in `#<amount>`; an expiry is `expiry:` and the key of
-    /// what expired).
+    /// take-back of a refund in part ends in `#<amount>`; a whole take-back or a give-back after the
+    /// first give-back ends in `@<round>` (sluice_reverse_balance_change); an expiry is `expiry:`
+    /// and the key of what expired).
     static func providerTransactionID(ofKey key: String) -> String? {
         if key.hasPrefix("expiry:") { return providerTransactionID(ofKey: String(key.dropFirst("expiry:".count))) }
         let parts = key.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
         guard parts.count == 5, parts[1] == "transaction", ["grant", "take_back", "give_back"].contains(parts[0]) else { return nil }
-        let id = parts[4]
-        return String(parts[0] == "take_back" ? id.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0] : id)
+        var id = parts[4]
+        guard parts[0] != "grant" else { return String(id) }
+        if parts[0] == "take_back" { id = id.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+        if let round = id.lastIndex(of: "@") {
+            let number = id[id.index(after: round)...]
+            if !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }) { id = id[..<round] }
+        }
+        return String(id)
     }
 }
