@@ -365,6 +365,32 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// A pack's grant (never expires) taken back while a period's grant that expires is
+    /// unspent: the take-back comes out of the credits that never expire, and the period's lot
+    /// keeps all it holds, so that it all expires at its end (taken from the lot, 500 of the
+    /// period's credits would have outlived it).
+    @Test func aTakeBackOfAGrantThatNeverExpiresLeavesTheExpiringCredits() async throws {
+        try await SystemHarness.run { system in
+            for call in [
+                "SELECT sluice_adjust_balances('user_lots', '{\"credits\": 500}', 'purchase', 'grant:transaction:pack', NULL, false, NULL, NULL, NULL)",
+                """
+                SELECT sluice_adjust_balances('user_lots', '{"credits": 1000}', 'renewal', 'grant:transaction:may', NULL, false, NULL, NULL, NULL,
+                    now() + interval '20 days')
+                """,
+                "SELECT sluice_reverse_balance_change('grant:transaction:pack', 1, 1, 'refund', 'take_back:transaction:pack', true, NULL)",
+            ] {
+                try await system.db.client.query(PostgresQuery(unsafeSQL: call), logger: TestDatabase.logger)
+            }
+            #expect(try await Self.balances(system, "user_lots") == ["credits": 1_000])
+            #expect(try await system.db.scalar("SELECT sum(remaining)::bigint FROM balance_lots WHERE user_id = 'user_lots'") == 1_000)
+            // A spend still takes from what expires first.
+            try await system.db.client.query(
+                "SELECT sluice_adjust_balances('user_lots', '{\"credits\": -100}', 'api', 'spend-1', NULL, false, NULL, NULL, NULL)",
+                logger: TestDatabase.logger)
+            #expect(try await system.db.scalar("SELECT sum(remaining)::bigint FROM balance_lots WHERE user_id = 'user_lots'") == 900)
+        }
+    }
+
     /// A give-back as a worker of the release before sends it, naming the take-back rather than
     /// the grant (during a rolling deploy): it still finds the grant and gives back once.
     @Test func aGiveBackNamingItsTakeBackStillFindsTheGrant() async throws {

@@ -98,10 +98,16 @@ BEGIN
 
     IF lowered THEN
         -- Each lot keeps what is left once the amount taken is counted off the lots in order:
-        -- running is the lots' total up to and with this one.
+        -- running is the lots' total up to and with this one. A take-back of a grant that never
+        -- expires (it has no lot) takes from the credits that never expire first: the lots lose
+        -- only what the new balance cannot hold of them (else the user's expiring credits would
+        -- pay for it, and as many of the refunded ones would outlive their expiry).
         UPDATE balance_lots l SET remaining = GREATEST(0, LEAST(l.remaining, o.running - o.taken))
         FROM (
-            SELECT h.grant_position, h.currency, -x.value::bigint AS taken,
+            SELECT h.grant_position, h.currency,
+                   CASE WHEN p_reverses IS NOT NULL AND NOT EXISTS (SELECT 1 FROM balance_lots g WHERE g.grant_position = p_reverses)
+                        THEN GREATEST(0, sum(h.remaining) OVER (PARTITION BY h.currency) - (after->>x.key)::bigint)
+                        ELSE -x.value::bigint END AS taken,
                    sum(h.remaining) OVER (PARTITION BY h.currency
                        ORDER BY h.grant_position IS NOT DISTINCT FROM p_reverses DESC, h.expires_at, h.grant_position) AS running
             FROM jsonb_each_text(applied) AS x
