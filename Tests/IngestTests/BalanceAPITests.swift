@@ -120,6 +120,18 @@ struct BalanceAPITests {
         }
     }
 
+    /// The attack: a deposit under the key of a grant Sluice is about to make (or has made) for
+    /// this user would stop that grant, or have its take-back find the API's row. Every prefix
+    /// of Sluice's own keys is refused, and nothing is stored.
+    @Test(arguments: CurrencyGrantDecision.reservedKeyPrefixes)
+    func aKeyOfSluicesOwnGrantsIsRefused(prefix: String) async throws {
+        try await IngestHarness.withIngest { client, _ async throws in
+            let response = try await Self.post(client, key: prefix + "transaction:web_checkout:production:pi_1", #"{"adjustments": {"credits": 5}}"#)
+            #expect(response.status == .badRequest && response.errorCode == "reserved_idempotency_key", "\(response.text)")
+            #expect(try await Self.balances(client) == [:])
+        }
+    }
+
     @Test func withoutAnIdempotencyKeyOrWithAClientKeyNothingIsSpent() async throws {
         try await IngestHarness.withIngest { client, _ async throws in
             let unkeyed = try await Self.post(client, key: nil, #"{"adjustments": {"credits": 5}}"#)

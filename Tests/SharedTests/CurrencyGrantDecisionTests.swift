@@ -2,6 +2,7 @@
 import Foundation
 import Shared
 import Testing
+import TestSupport
 
 /// What a ledger row's change does to its buyer's balances, as a table (docs/credits.md).
 struct CurrencyGrantDecisionTests {
@@ -107,6 +108,18 @@ struct CurrencyGrantDecisionTests {
     func theChangeIs(_ row: Row) {
         #expect(CurrencyGrantDecision.changes(
             before: row.before, after: row.after, product: row.product, firstPeriod: row.firstPeriod, periodEnd: row.periodEnd) == row.expected)
+    }
+
+    /// Every key the decision makes, and an expiry's (sluice_expire_balance_lots prefixes the
+    /// grant's key with `expiry:`), is one the API and operators may not use.
+    @Test func everyKeyOfSluicesOwnIsReserved() throws {
+        for key in [Self.keys.grant, Self.keys.takeBack, Self.keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(Self.keys.takeBack, refunded: 3)] {
+            #expect(CurrencyGrantDecision.isReserved(key), "\(key)")
+        }
+        let expiry = try String(contentsOf: TestDatabase.migrationsDirectory.appendingPathComponent("functions/sluice_expire_balance_lots.sql"), encoding: .utf8)
+        #expect(expiry.contains("'expiry:' || COALESCE(due.idempotency_key"))
+        #expect(CurrencyGrantDecision.isReserved("expiry:" + Self.keys.grant))
+        #expect(!CurrencyGrantDecision.isReserved("spend-7") && !CurrencyGrantDecision.isReserved("grants:1"))
     }
 
     @Test func theKeysNameTheProvidersTransaction() {

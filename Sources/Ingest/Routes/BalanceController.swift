@@ -41,6 +41,11 @@ struct BalanceController<Context: RemoteAddressRequestContext>: Sendable {
                 .badRequest, code: "missing_idempotency_key",
                 message: "send an Idempotency-Key header (1 to 255 characters) with every balance transaction, so that a retry is not a second spend")
         }
+        guard !CurrencyGrantDecision.isReserved(key) else {
+            throw APIError(
+                .badRequest, code: "reserved_idempotency_key",
+                message: "an Idempotency-Key may not start with \(CurrencyGrantDecision.reservedKeyPrefixes.joined(separator: ", ")): Sluice keys its own grants so")
+        }
         let buffer = try await request.body.collect(upTo: 16_384)
         let body: BalanceRequest
         do {

@@ -49,12 +49,23 @@ public enum CurrencyGrantDecision {
         return json.text
     }
 
+    /// The prefixes of the keys only Sluice's own ledger rows carry: a grant's, take-back's and
+    /// give-back's (``keys(of:)``) and an expiry's (`expiry:` + the grant's key,
+    /// sluice_expire_balance_lots). An adjustment from the API or an operator may not use one: a
+    /// row under such a key would stop the grant it names from being made, or be found by the
+    /// take-back of that grant.
+    public static let reservedKeyPrefixes = ["grant:", "take_back:", "give_back:", "expiry:"]
+
+    /// Whether `key` starts with one of ``reservedKeyPrefixes``.
+    public static func isReserved(_ key: String) -> Bool { reservedKeyPrefixes.contains { key.hasPrefix($0) } }
+
     /// The idempotency keys of one transaction's grant, take-back and give-back. A refund in
     /// part while the payment stands takes back under `takeBack#<amount refunded so far>`
     /// (``partialTakeBackKey(_:refunded:)``), one key per step.
     public static func keys(of transaction: TransactionState) -> (grant: String, takeBack: String, giveBack: String) {
         let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
-        return ("grant:" + key, "take_back:" + key, "give_back:" + key)
+        let (grant, takeBack, giveBack) = (reservedKeyPrefixes[0], reservedKeyPrefixes[1], reservedKeyPrefixes[2])
+        return (grant + key, takeBack + key, giveBack + key)
     }
 
     /// The key of a take-back for a refund in part, `refunded` the payment's refund so far.

@@ -66,7 +66,7 @@ struct BalanceAdjustCommand: AsyncParsableCommand {
     @Argument(help: "The user id.") var user: String
     @Option(help: "Why (shown in the ledger, the API and the console).") var reason: String
     @Option(help: "Who makes it (default: $SUDO_USER, else $USER).") var by: String?
-    @Option(help: "An idempotency key: the same adjustment with it again is not made twice.") var key: String?
+    @Option(help: "An idempotency key: the same adjustment with it again is not made twice (not starting with grant:, take_back:, give_back: or expiry:, Sluice's own).") var key: String?
     @Flag(help: "Print the ledger row as JSON.") var json = false
     @Argument(parsing: .allUnrecognized, help: .hidden) var amountArguments: [String] = []
 
@@ -112,6 +112,10 @@ struct BalanceAdjustCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let actor = by ?? environment["SUDO_USER"] ?? environment["USER"] ?? "operator"
         let (user, reason, key, json) = (self.user, self.reason, self.key, self.json)
+        if let key, CurrencyGrantDecision.isReserved(key) {
+            throw CommandFailure(
+                "--key may not start with \(CurrencyGrantDecision.reservedKeyPrefixes.joined(separator: ", ")): Sluice keys its own grants so")
+        }
         let digest = try BalanceRequest(adjustments: adjustments, reason: reason).digest
         let outcome = try await OperatorSession.with { client, logger in
             try await BalanceStore(client: client, logger: logger).adjust(
