@@ -78,6 +78,8 @@ struct CurrencyGrantDecisionTests {
         Row(name: "a failed payment", before: tx(.pending), after: tx(.failed)!, product: pack, expected: []),
         Row(name: "paid before its user was known", before: tx(.succeeded, user: nil), after: tx(.succeeded)!, product: pack,
             expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
+        Row(name: "a refund reversed, its user known only now", before: tx(.refunded, user: nil, refunded: 999), after: tx(.succeeded)!,
+            product: pack, expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
         Row(name: "its user changed (a transfer)", before: tx(.succeeded, user: "v"), after: tx(.succeeded)!, product: pack, expected: []),
         // A refund in part while the payment stands (Stripe's charge.refunded with refunded false):
         // the share refunded so far, under a key of that amount; the function asks only the rest.

@@ -87,8 +87,10 @@ public enum CurrencyGrantDecision {
         let keys = keys(of: after)
         let wasPaid = before.map { [.succeeded, .refunded, .disputed].contains($0.status) } ?? false
         let wasTakenBack = before.map { [.refunded, .disputed].contains($0.status) } ?? false
-        // Paid before with no user to grant to (a purchase linked late): granted now.
-        let userLearned = before?.userID == nil && before?.status == .succeeded && after.userID != nil
+        // Paid before with no user to grant to (a purchase linked late): granted now; also when
+        // it was refunded or disputed meanwhile and is paid again (a refund reversed), since
+        // nothing was granted, nor taken back, without a user.
+        let userLearned = wasPaid && before?.userID == nil && after.userID != nil
         switch after.status {
         case .succeeded where !wasPaid || userLearned:
             guard let grant = grant(after, product: product, firstPeriod: firstPeriod, periodEnd: periodEnd) else { return [] }
