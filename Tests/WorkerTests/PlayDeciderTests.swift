@@ -101,6 +101,26 @@ struct PlayDeciderTests {
         #expect(PlayDecider.decide(event, state).entitlements.first?.status == .refunded)
     }
 
+    /// The order of a token an upgrade replaced, charged back: the order is refunded (so what it
+    /// granted is taken back), the entitlement the newer token pays for is left alone.
+    @Test func aVoidOfAReplacedTokensOrderRefundsItAndLeavesTheEntitlement() throws {
+        var entitlement = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .active)
+        entitlement.expiresAt = Self.now.addingTimeInterval(20 * 86_400)
+        var replacedOrder = TransactionState(source: .playStore, providerTransactionID: "GPA.1", status: .succeeded)
+        replacedOrder.amount = 699
+        let record = PlayPurchaseRecord(
+            cause: "VOIDED_PURCHASE", fetchedAt: Self.now, kind: .subscription, packageName: "p", productID: nil, purchaseToken: "tok",
+            voided: .init(orderId: "GPA.1", voidedTimeMillis: nil), purchase: nil)
+        let event = PlayDecider.Event(eventID: 1, time: Self.now, record: record, subscription: nil, product: nil)
+        var state = Self.state(entitlement, replacedBy: "newer")
+        state.transaction = replacedOrder
+        let decision = PlayDecider.decide(event, state)
+        #expect(decision.outcome == .applied)
+        #expect(decision.entitlements.isEmpty)
+        #expect(decision.transactions.first?.status == .refunded)
+        #expect(decision.transactions.first?.amountRefunded == 699)
+    }
+
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
     func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
         #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)

@@ -50,6 +50,9 @@ struct PlayDecider {
     static func decide(_ event: Event, _ state: State) -> Decision {
         let key = state.entityKey
         if let newer = state.replacedBy {
+            // A void of the replaced token's order still refunds that order (and takes back what it
+            // granted); the newer token's period stays in force (decideVoided).
+            if let voided = event.record.voided { return decideVoided(voided, event, state) }
             return .recorded("replaced by a newer purchase token (\(newer.prefix(16))…); its states no longer change the entitlement", entityKey: key)
         }
         if !state.joinsChain, let newest = state.entitlement?.lastEventTime, event.time.millisecondsSince1970 < newest.millisecondsSince1970 {
@@ -219,7 +222,10 @@ struct PlayDecider {
         // A subscription's void ends access only when it paid for the period in force: its order
         // is known and its period is the entitlement's. A one-time purchase has one order.
         let voidsPeriodInForce: Bool
-        if entitlement.productType == .autoRenewable {
+        if state.replacedBy != nil {
+            // The order of a token an upgrade or re-signup replaced: the newer token pays for the period.
+            voidsPeriodInForce = false
+        } else if entitlement.productType == .autoRenewable {
             if let periodEnd = state.transaction?.periodEnd, let expires = entitlement.expiresAt {
                 voidsPeriodInForce = periodEnd >= expires
             } else {
