@@ -216,7 +216,8 @@ public enum SamplePlayPurchases {
     public static func subscription(
         state: String, product: String = "pro", basePlan: String = "monthly", expiry: Date, autoRenew: Bool = true,
         order: String = "GPA.3331-7311-8633-87504", acknowledged: Bool = false, account: String? = nil, linkedPurchaseToken: String? = nil,
-        test: Bool = false, started: Date = Date(timeIntervalSinceNow: -60), price: (currency: String, units: String, nanos: Int) = ("EUR", "6", 990_000_000)
+        test: Bool = false, started: Date = Date(timeIntervalSinceNow: -60), price: (currency: String, units: String, nanos: Int) = ("EUR", "6", 990_000_000),
+        phase: String = "basePrice"
     ) -> [String: any Sendable] {
         var purchase: [String: any Sendable] = [
             "kind": "androidpublisher#subscriptionPurchaseV2", "regionCode": "DE", "startTime": rfc3339(started), "subscriptionState": state,
@@ -227,6 +228,7 @@ public enum SamplePlayPurchases {
                 "autoRenewingPlan": ["autoRenewEnabled": autoRenew,
                                      "recurringPrice": ["currencyCode": price.currency, "units": price.units, "nanos": price.nanos] as [String: any Sendable]] as [String: any Sendable],
                 "offerDetails": ["basePlanId": basePlan] as [String: any Sendable],
+                "offerPhase": [phase: [String: String]()] as [String: any Sendable],
                 "latestSuccessfulOrderId": order,
             ] as [String: any Sendable]],
         ]

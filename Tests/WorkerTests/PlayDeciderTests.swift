@@ -121,6 +121,15 @@ struct PlayDeciderTests {
         #expect(decision.transactions.first?.amountRefunded == 699)
     }
 
+    /// A free trial's period (`offerPhase.freeTrial`): its order charged nothing, so the ledger
+    /// row's amount is 0 (and a product's trial currency grants apply), not the plan's price.
+    @Test func aFreeTrialsOrderChargedNothing() throws {
+        let trial = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(7 * 86_400), phase: "freeTrial")
+        #expect(PlayDecider.decide(try Self.event(trial), Self.state()).transactions.first?.amount == 0)
+        let paid = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400))
+        #expect(PlayDecider.decide(try Self.event(paid), Self.state()).transactions.first?.amount == 699)
+    }
+
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
     func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
         #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)

@@ -15,11 +15,21 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
             public var offerId: String?
         }
 
+        /// The pricing phase the item is in (`offerPhase`): one of `basePrice`, `introductoryPrice`,
+        /// `freeTrial`, `prorationPeriod`, each an object; only whether it is a free trial is read.
+        public struct OfferPhase: Decodable, Sendable, Equatable {
+            public var freeTrial: Empty?
+        }
+
         public var productId: String?
         public var expiryTime: String?
         public var autoRenewingPlan: AutoRenewingPlan?
         public var offerDetails: OfferDetails?
+        public var offerPhase: OfferPhase?
         public var latestSuccessfulOrderId: String?
+
+        /// Whether the period in force is a free trial: its order charged nothing.
+        public var isFreeTrial: Bool { offerPhase?.freeTrial != nil }
     }
 
     public struct ExternalAccountIdentifiers: Decodable, Sendable, Equatable {
