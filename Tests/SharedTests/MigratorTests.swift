@@ -138,6 +138,10 @@ struct MigratorTests {
                 """)
             try await DatabaseSession.with(db.url, maximumConnections: 1, logger: Self.logger) { worker in
                 try await worker.withConnection { batch in
+                    // The migrator must be the side PostgreSQL breaks off: it checks for a
+                    // deadlock after its deadlock_timeout (1 s), the batch only after 30 s, so a
+                    // loaded machine cannot make the batch the one found first.
+                    try await batch.query("SET deadlock_timeout = '30s'", logger: Self.logger)
                     // The batch has written to second_locked; its transaction stays open.
                     try await batch.query("BEGIN", logger: Self.logger)
                     try await batch.query("INSERT INTO second_locked VALUES (1)", logger: Self.logger)
@@ -154,8 +158,14 @@ struct MigratorTests {
                             "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'second_locked'::regclass") == 0 {
                             try await Task.sleep(for: .milliseconds(20))
                         }
-                        try await batch.query("INSERT INTO first_locked VALUES (1)", logger: Self.logger)
-                        try await batch.query("COMMIT", logger: Self.logger)
+                        do {
+                            try await batch.query("INSERT INTO first_locked VALUES (1)", logger: Self.logger)
+                            try await batch.query("COMMIT", logger: Self.logger)
+                        } catch {
+                            // Never leave the migrator waiting on a failed transaction's locks.
+                            _ = try? await batch.query("ROLLBACK", logger: Self.logger)
+                            throw error
+                        }
                         try await group.waitForAll()
                     }
                 }
