@@ -77,6 +77,25 @@ struct ReceiptTests {
         }
     }
 
+    /// The attack: a receipt's PKCS#7 signature is not checked (Apple's ReceiptUtility does not
+    /// either), so whoever knows a transaction id can make one. Posted for another user, it
+    /// stores that user's syncs but moves no purchase from the user who holds it, whatever
+    /// TRANSFER_BEHAVIOR says (the default moves a plain sync's).
+    @Test func aReceiptPostedForAnotherUserMovesNoPurchase() async throws {
+        try await Self.run { system, _ in
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+            #expect(try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_owner"]).status == .accepted)
+            try await system.drain()
+            #expect(try await system.entitlements(userID: "user_owner").count == 2)
+
+            #expect(try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_thief"]).status == .accepted)
+            try await system.drain()
+            #expect(try await system.entitlements(userID: "user_thief").isEmpty)
+            #expect(try await system.entitlements(userID: "user_owner").count == 2)
+            #expect(try await system.db.scalar("SELECT count(*) FROM entitlement_transfers") == 0)
+        }
+    }
+
     @Test func verifyOnlyAnswersWhatTheReceiptHoldsAndStoresNothing() async throws {
         try await Self.run { system, _ in
             let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")

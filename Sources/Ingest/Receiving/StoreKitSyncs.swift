@@ -18,11 +18,12 @@ struct StoreKitSyncs: Sendable {
     let database: DatabaseCalls
 
     /// Verifies and stores `body` (`{"signed_transaction": "<JWS>", "user_id": "…"}`).
+    /// - Parameter viaReceipt: found through a StoreKit 1 receipt (``AppleNotificationVerifier/verifyStoreKitTransaction(body:viaReceipt:)``).
     /// - Returns: the transaction's id, and whether it was stored now (`false`: stored before).
-    func sync(body: ByteBuffer, logger: Logger) async throws -> (transactionID: String, stored: Bool) {
+    func sync(body: ByteBuffer, viaReceipt: Bool = false, logger: Logger) async throws -> (transactionID: String, stored: Bool) {
         let apple = self.apple
         let sync = try await receiver.verify(source: .storekit, logger: logger) { () async throws(Rejection) in
-            try await apple.verifyStoreKitTransaction(body: body)
+            try await apple.verifyStoreKitTransaction(body: body, viaReceipt: viaReceipt)
         }
         // A transaction bought with another token than `user_id` is that user's only if the app's
         // server registered the token to them.

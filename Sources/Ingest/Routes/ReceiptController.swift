@@ -76,7 +76,7 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
         var anyNew = false
         for jws in signed {
             let sync = try JSONSerialization.data(withJSONObject: ["signed_transaction": jws, "user_id": user], options: [.sortedKeys])
-            let (id, new) = try await syncs.sync(body: ByteBuffer(data: sync), logger: context.logger)
+            let (id, new) = try await syncs.sync(body: ByteBuffer(data: sync), viaReceipt: true, logger: context.logger)
             stored.append(.init(transaction_id: id, stored: new))
             anyNew = anyNew || new
         }

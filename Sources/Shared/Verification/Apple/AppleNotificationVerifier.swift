@@ -36,6 +36,10 @@ public struct AppleNotificationVerifier: Sendable {
     struct StoreKitBody: Codable {
         var signed_transaction: String
         var user_id: String
+        /// Stored only for a transaction found through a StoreKit 1 receipt
+        /// (`POST /v1/iap/receipts`), never read from a request: see
+        /// ``verifyStoreKitTransaction(body:viaReceipt:)``.
+        var via_receipt: Bool? = nil
     }
 
     /// A `user_id` as stored and compared: a UUID (an `appAccountToken`) in lowercase, so its case
@@ -109,8 +113,12 @@ public struct AppleNotificationVerifier: Sendable {
     ///   ``Rejection/Reason/userMismatch``. The row is keyed by the transaction, its `signedDate`
     ///   and the user, so the same sync twice is one event while a re-signed transaction (after a
     ///   refund or an upgrade) or a restore to another account is a new one.
+    /// - Parameter viaReceipt: the transaction was found through a StoreKit 1 receipt, whose
+    ///   PKCS#7 signature is not checked (as Apple's own `ReceiptUtility` does not): whoever holds
+    ///   a transaction id can make such a receipt, so the stored row says so, and the worker never
+    ///   moves a purchase from the user who holds it for such a sync.
     public func verifyStoreKitTransaction(
-        body: ByteBuffer
+        body: ByteBuffer, viaReceipt: Bool = false
     ) async throws(Rejection) -> (record: EventRecord, transactionID: String, userID: String, tokenOfAnotherUser: String?) {
         let request: StoreKitBody
         do {
@@ -126,7 +134,8 @@ public struct AppleNotificationVerifier: Sendable {
             source: .storekit, externalID: Self.syncKey(transaction, userID: userID), type: Self.storeKitEventType,
             environment: transaction.environment, eventTime: transaction.signedDate,
             orderingKey: transaction.originalTransactionId ?? transaction.transactionId,
-            payload: CanonicalJSON.encode(StoreKitBody(signed_transaction: request.signed_transaction, user_id: userID)))
+            payload: CanonicalJSON.encode(StoreKitBody(
+                signed_transaction: request.signed_transaction, user_id: userID, via_receipt: viaReceipt ? true : nil)))
         return (record, transaction.transactionId, userID, token)
     }
 

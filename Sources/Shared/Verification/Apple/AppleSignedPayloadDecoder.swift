@@ -25,9 +25,9 @@ public enum AppleSignedPayloadDecoder {
     }
 
     /// The stored body of a StoreKit sync, `{"signed_transaction":"…","user_id":"…"}`.
-    public static func storeKitSync(body: Data) throws -> (transaction: AppleTransactionPayload, userID: String) {
+    public static func storeKitSync(body: Data) throws -> (transaction: AppleTransactionPayload, userID: String, viaReceipt: Bool) {
         let request = try JSONDecoder().decode(AppleNotificationVerifier.StoreKitBody.self, from: body)
-        return (try decode(request.signed_transaction, as: AppleTransactionPayload.self), request.user_id)
+        return (try decode(request.signed_transaction, as: AppleTransactionPayload.self), request.user_id, request.via_receipt ?? false)
     }
 
     /// A stored reconciliation event (``AppleNotificationVerifier/verifySubscriptionStatus(status:signedTransaction:signedRenewal:sandbox:)``).

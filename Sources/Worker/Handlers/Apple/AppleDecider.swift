@@ -23,6 +23,9 @@ struct AppleDecider {
         var renewal: AppleRenewalInfoPayload?
         /// `CONSUMPTION_REQUEST`'s `consumptionRequestReason`.
         var consumptionRequestReason: String?
+        /// A synced transaction found through a StoreKit 1 receipt, whose signature nothing
+        /// checked: it never moves a purchase from the user who holds it (AppleEventHandler).
+        var viaReceipt = false
 
         var isSync: Bool { type == .storeKitTransaction }
     }

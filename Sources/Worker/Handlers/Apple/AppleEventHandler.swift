@@ -80,9 +80,11 @@ struct AppleEventHandler: BatchableJobHandler {
         var keptBecause: String?
         if signedUser == nil, syncedUser != nil, let userID = userID, let entitlement,
            let holder = try await store.userFollowingAppAccountToken(entitlement.userID), holder != userID {
-            switch transferBehavior.verdict(
-                signedAt: event.time, newestEvent: entitlement.lastEventTime,
-                holderIsActive: entitlement.isActive(at: Date(), leeway: leeway)) {
+            switch event.viaReceipt
+                ? .keep("found through a StoreKit 1 receipt, whose signature nothing checks: it moves no purchase from its user")
+                : transferBehavior.verdict(
+                    signedAt: event.time, newestEvent: entitlement.lastEventTime,
+                    holderIsActive: entitlement.isActive(at: Date(), leeway: leeway)) {
             case .move:
                 transfer = EntitlementTransfer(entityKey: key, fromUser: holder, toUser: userID, cause: "sync", transactionID: tx.transactionId)
             case .keep(let reason):
@@ -115,10 +117,11 @@ struct AppleEventHandler: BatchableJobHandler {
     static func decode(_ job: ClaimedJob) throws -> (AppleDecider.Event, String?) {
         let body = Data(buffer: job.payload)
         if job.kind == EventSource.storekit.rawValue {
-            let (transaction, user) = try AppleSignedPayloadDecoder.storeKitSync(body: body)
-            let event = AppleDecider.Event(
+            let (transaction, user, viaReceipt) = try AppleSignedPayloadDecoder.storeKitSync(body: body)
+            var event = AppleDecider.Event(
                 eventID: job.id, type: .storeKitTransaction, time: transaction.signedDate ?? Date(),
                 environment: try environment(transaction.environment), transaction: transaction)
+            event.viaReceipt = viaReceipt
             return (event, user)
         }
         if job.eventType == AppleNotificationVerifier.subscriptionStatusEventType {
