@@ -18,7 +18,7 @@ struct BalanceAnnouncementsDueMigrationTests {
     @Test func theRowsNotAnnouncedBeforeAreQueuedAndNoOthers() async throws {
         try await TestDatabase.with(migrate: false) { db async throws in
             let (before, all) = try await db.migrate(before: "0044")
-            #expect(before.count == all.count - 1, "0044 is the newest migration; move this test's cut with the next one")
+            #expect(all.dropFirst(before.count).first?.version.hasPrefix("0044") == true, "the cut is right before 0044")
             try await db.client.query(
                 """
                 INSERT INTO balance_transactions (user_id, idempotency_key, adjustments, applied, balances, cause, announced_at)

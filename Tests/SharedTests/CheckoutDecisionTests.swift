@@ -19,11 +19,11 @@ struct CheckoutDecisionTests {
 
     static func open(
         terms: String = "t1", age: TimeInterval = 60, claimedFor: TimeInterval? = nil, answered: Bool = true, status: CheckoutStatus = .pending,
-        expiresIn: TimeInterval = 86_400
+        expiresIn: TimeInterval = 86_400, mayBeHandedOver: Bool = true
     ) -> CheckoutSlot.Open {
         CheckoutSlot.Open(
             terms: terms, createdAt: now.addingTimeInterval(-age), claimedUntil: claimedFor.map { now.addingTimeInterval($0) }, answered: answered,
-            status: status, expiresAt: now.addingTimeInterval(expiresIn))
+            status: status, expiresAt: now.addingTimeInterval(expiresIn), mayBeHandedOver: mayBeHandedOver)
     }
 
     @Test(arguments: [
@@ -36,6 +36,13 @@ struct CheckoutDecisionTests {
         SlotCase(name: "older than the reuse window: replace it", open: open(age: hour), expected: .supersede),
         SlotCase(name: "within 5 minutes of its window's end: replace it", open: open(expiresIn: 200), expected: .supersede),
         SlotCase(name: "past its window, not swept yet: replace it", open: open(expiresIn: -10), expected: .supersede),
+        SlotCase(name: "another app request for the user: replace it, never hand it over", open: open(mayBeHandedOver: false), expected: .supersede),
+        SlotCase(name: "another app request, its maker gave up: replace it", open: open(claimedFor: -1, answered: false, mayBeHandedOver: false),
+                 expected: .supersede),
+        SlotCase(name: "another app request while it is being made: wait", open: open(claimedFor: 5, answered: false, mayBeHandedOver: false),
+                 expected: .wait),
+        SlotCase(name: "another app request after its payment began: a new one beside it", open: open(status: .processing, mayBeHandedOver: false),
+                 expected: .release),
         SlotCase(name: "processing: a new one beside it", open: open(status: .processing), expected: .release),
         SlotCase(name: "paid: a new one beside it", open: open(status: .succeeded), expected: .release),
         SlotCase(name: "failed: a new one beside it", open: open(status: .failed), expected: .release),
@@ -46,7 +53,7 @@ struct CheckoutDecisionTests {
 
     struct StatusCase: Sendable, CustomTestStringConvertible {
         var name: String
-        var kind = CheckoutKind.payment
+        var savesACardFirst = false
         var state: CheckoutRowState
         var answered = true
         var transaction: TransactionStatus?
@@ -62,16 +69,17 @@ struct CheckoutDecisionTests {
         StatusCase(name: "paid", state: .open, transaction: .succeeded, expected: .succeeded),
         StatusCase(name: "paid on a replaced checkout still succeeded", state: .superseded, transaction: .succeeded, expected: .succeeded),
         StatusCase(name: "refunded", state: .open, transaction: .refunded, expected: .refunded),
-        StatusCase(name: "a subscription live before its invoice event", kind: .subscription, state: .open, live: true, expected: .succeeded),
-        StatusCase(name: "a trial is trialing before any card: still pending", kind: .trial, state: .open, live: true, expected: .pending),
-        StatusCase(name: "a trial whose SetupIntent succeeded", kind: .trial, state: .open, transaction: .succeeded, live: true, expected: .succeeded),
+        StatusCase(name: "a subscription live before its invoice event", state: .open, live: true, expected: .succeeded),
+        StatusCase(name: "a trial is trialing before any card: still pending", savesACardFirst: true, state: .open, live: true, expected: .pending),
+        StatusCase(name: "a trial whose SetupIntent succeeded", savesACardFirst: true, state: .open, transaction: .succeeded, live: true, expected: .succeeded),
+        StatusCase(name: "a trial made without a SetupIntent, live", state: .open, live: true, expected: .succeeded),
         StatusCase(name: "replaced", state: .superseded, expected: .failed),
         StatusCase(name: "expired", state: .expired, expected: .failed),
         StatusCase(name: "Stripe refused to make it", state: .released, answered: false, expected: .failed),
         StatusCase(name: "payment failed", state: .open, transaction: .failed, expected: .failed),
     ])
     func status(_ c: StatusCase) {
-        #expect(CheckoutStatus.of(kind: c.kind, row: c.state, answered: c.answered, transaction: c.transaction, entitlementIsLive: c.live) == c.expected)
+        #expect(CheckoutStatus.of(savesACardFirst: c.savesACardFirst, row: c.state, answered: c.answered, transaction: c.transaction, entitlementIsLive: c.live) == c.expected)
     }
 
     @Test func onlyPendingAndProcessingAreWaitedOn() {

@@ -283,7 +283,44 @@ import TestSupport
             #expect(try await send(.get, "/v1/iap/transactions/\(id)") == .badRequest)
             #expect(try await send(.get, "/v1/iap/transactions/\(id)?user_id=someone_else") == .notFound)
             #expect(try await send(.get, "/v1/iap/transactions/\(id)?user_id=user_app") == .ok)
-            #expect(try await send(.post, "/v1/iap/payment-intents", ["user_id": "user_app", "product_id": "pro.lifetime"]) == .ok)
+            // The server key's open checkout is not handed to an app's key: a new one is made.
+            #expect(try await send(.post, "/v1/iap/payment-intents", ["user_id": "user_app", "product_id": "pro.lifetime"]) == .created)
+        }
+    }
+
+    /// The attack: with `CHECKOUT_CLIENT_KEYS=true`, anyone holding the app's client key posts
+    /// the victim's user id and product. Before, the victim's open checkout came back (`reused`):
+    /// its client secret and Stripe customer. Now only the app's own request, repeated with its
+    /// `Idempotency-Key`, is handed it; another gets a new checkout and the old one fails.
+    @Test func aClientKeyNamingAnotherUserNeverGetsTheirOpenCheckout() async throws {
+        try await Self.run(ingest: ["CHECKOUT_CLIENT_KEYS": "true"]) { system, standIn in
+            func post(key: String?) async throws -> (HTTPResponse.Status, [String: Any]) {
+                var headers: HTTPFields = [.contentType: "application/json", HTTPField.Name("X-Sluice-Key")!: TestCredentials.clientAPIKey]
+                if let key { headers[HTTPField.Name("Idempotency-Key")!] = key }
+                let response = try await system.client.execute(
+                    uri: "/v1/iap/payment-intents", method: .post, headers: headers,
+                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["user_id": "user_victim", "product_id": "pro.lifetime"])))
+                return (response.status, (try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]) ?? [:])
+            }
+            let (created, victims) = try await post(key: "buy-pro-lifetime-1")
+            #expect(created == .created, "\(victims)")
+            let (repeated, again) = try await post(key: "buy-pro-lifetime-1")
+            #expect(repeated == .ok && again["transaction_id"] as? String == victims["transaction_id"] as? String, "the app's retry: \(again)")
+
+            for attackersKey in [nil, "buy-pro-lifetime-2"] {
+                let (status, attackers) = try await post(key: attackersKey)
+                #expect(status == .created, "\(attackers)")
+                #expect(attackers["transaction_id"] as? String != victims["transaction_id"] as? String)
+                #expect(attackers["client_secret"] as? String != victims["client_secret"] as? String)
+            }
+            let first = try #require(victims["transaction_id"] as? String)
+            #expect(try await Self.status(system, first)["status"] as? String == "failed", "the victim's old checkout is superseded")
+            // The app's backend (a server key) is handed the open one, whoever asked for it.
+            let (_, newest) = try await post(key: nil)
+            let (serverStatus, servers) = try await Self.post(system, ["user_id": "user_victim", "product_id": "pro.lifetime"])
+            #expect(serverStatus == .ok && servers["transaction_id"] as? String == newest["transaction_id"] as? String, "\(servers)")
+            #expect(try await post(key: String(repeating: "k", count: 256)).0 == .badRequest)
+            #expect(standIn.made.paymentIntents == 4)
         }
     }
 
@@ -361,6 +398,36 @@ import TestSupport
             let granted = try await system.db.client.query(
                 "SELECT count(*) FROM outgoing_events WHERE type = 'entitlement.granted' AND user_id = 'user_invoice'", logger: TestDatabase.logger)
             for try await count in granted.decode(Int64.self) { #expect(count == 1, "announced once") }
+        }
+    }
+
+    /// Sluice's own findings in Stripe's answers are no outage: before, each was a `503` with
+    /// `Retry-After` forever, and the free subscription's id (made at Stripe) was never kept.
+    @Test func aFreeFirstInvoiceIsAnsweredAndAPriceWithoutAmountIsRefusedNotRetried() async throws {
+        try await Self.run { system, standIn in
+            standIn.addPrice("price_free", amount: 0, interval: "month")
+            standIn.addPrice("price_tiered", amount: nil)
+            let catalog = CatalogStore(client: system.db.client, logger: TestDatabase.logger)
+            _ = try await catalog.add(CatalogProduct(id: "pro.free", type: .autoRenewable, stripePrice: "price_free", accessLevels: ["pro"]))
+            _ = try await catalog.add(CatalogProduct(id: "pack.tiered", type: .nonConsumable, stripePrice: "price_tiered", accessLevels: ["pro"]))
+
+            // Nothing to confirm: the ids are kept, the answer has no client secret, and asking
+            // again answers the same checkout.
+            let (created, made) = try await Self.post(system, ["user_id": "user_free", "product_id": "pro.free"])
+            #expect(created == .created, "\(made)")
+            #expect(made["kind"] as? String == "subscription")
+            #expect(made["client_secret"] == nil, "\(made)")
+            let id = try #require(UUID(uuidString: made["transaction_id"] as? String ?? ""))
+            let row = try #require(try await CheckoutStore(client: system.db.client, logger: TestDatabase.logger).outcome(of: id)?.row)
+            #expect(row.objects.subscription != nil && row.customer != nil)
+            let (again, reused) = try await Self.post(system, ["user_id": "user_free", "product_id": "pro.free"])
+            #expect(again == .ok && reused["transaction_id"] as? String == made["transaction_id"] as? String && reused["reused"] as? Bool == true)
+            #expect(standIn.made.subscriptions == 1)
+
+            let (refused, body) = try await Self.post(system, ["user_id": "user_tiered", "product_id": "pack.tiered"])
+            #expect(refused == .conflict, "\(body)")
+            #expect((body["error"] as? [String: Any])?["code"] as? String == "price_without_amount", "\(body)")
+            #expect(standIn.made.paymentIntents == 0)
         }
     }
 

@@ -25,6 +25,8 @@ struct CheckoutMaker: Sendable {
         var trialEnd: Date?
         var successURL: String?
         var cancelURL: String?
+        /// `nil` for a server key; an app's client-key request's ``CheckoutStore/requester(idempotencyKey:)``.
+        var requester: String?
     }
 
     struct Made: Sendable {
@@ -58,6 +60,9 @@ struct CheckoutMaker: Sendable {
                 throw Self.unavailable("Stripe did not answer within \(settings.timeout); try again (the same checkout is answered)")
             } catch let refusal as StripeRefusal where refusal.isOutage {
                 throw Self.unavailable("Stripe is unavailable (\(refusal.status.map { "HTTP \($0)" } ?? "no answer")); try again")
+            } catch let refusal as StripeRefusal {
+                // Refused before any checkout was claimed (reading the price): nothing to free.
+                throw Self.refused(refusal)
             }
         }
         guard let made else {
@@ -81,6 +86,12 @@ struct CheckoutMaker: Sendable {
             }
         }
         let kind: CheckoutKind = ask.hosted ? .hosted : !recurring ? .payment : (trialDays ?? 0) > 0 || trialEnd != nil ? .trial : .subscription
+        if kind == .payment, price.unitAmount == nil {
+            // A PaymentIntent takes one amount; a tiered or customer-chosen price has none.
+            throw APIError(
+                .conflict, code: "price_without_amount",
+                message: "Stripe price \(price.id) of product \(product.id) has no fixed unit_amount: use mode hosted, or a price with an amount")
+        }
         let terms = CheckoutTerms(
             kind: kind, price: price, trialDays: trialDays, trialEnd: trialEnd, successURL: ask.successURL, cancelURL: ask.cancelURL)
         // Stripe keeps a hosted page open for 30 minutes to 24 hours.
@@ -95,7 +106,7 @@ struct CheckoutMaker: Sendable {
         }
         let request = CheckoutStore.Request(
             userID: ask.userID, productID: product.id, environment: stripe.environment, kind: kind, terms: terms.text, window: window,
-            replacesSubscription: replaces)
+            replacesSubscription: replaces, requester: ask.requester)
         let claimFor = Double(settings.timeout.components.seconds) + Double(settings.timeout.components.attoseconds) / 1e18
         while true {
             switch try await store.claim(request, claimFor: claimFor, reuseWindow: settings.reuseWindow) {
@@ -131,7 +142,7 @@ struct CheckoutMaker: Sendable {
                     metadata: metadata, successURL: terms.successURL ?? "", cancelURL: terms.cancelURL, expiresAt: row.expiresAt,
                     idempotencyKey: row.idempotencyKey("checkout_session"), logger: logger)
             }
-            guard objects.clientSecret != nil || objects.checkoutURL != nil else {
+            guard objects.isAnswer else {
                 throw StripeRefusal(status: 0, message: "Stripe's answer has no client secret or url for the \(row.kind.rawValue) checkout")
             }
             try await store.answer(row.id, customer: customer, objects: objects)
@@ -150,8 +161,8 @@ struct CheckoutMaker: Sendable {
         } catch let refusal as StripeRefusal {
             // Stripe said no (a parameter, the key's permissions): nothing to wait for, the slot is free.
             try? await store.abandon(row.id)
-            logger.warning("Stripe refused a checkout", metadata: ["checkout": "\(row.id)", "refusal": "\(refusal)"])
-            throw APIError(.badGateway, code: "stripe_refused", message: "Stripe refused the checkout: \(Self.withoutKeys(refusal.message))")
+            logger.warning("Stripe refused a checkout", metadata: ["checkout": "\(row.id)", "refusal": "\(Self.withoutKeys(refusal.description))"])
+            throw Self.refused(refusal)
         }
     }
 
@@ -169,6 +180,12 @@ struct CheckoutMaker: Sendable {
     /// Stripe's message with anything that looks like an API key (`sk_live_…`, `rk_test_…`) taken out.
     static func withoutKeys(_ message: String) -> String {
         message.replacing(/(sk|rk|pk)_(live|test)_[A-Za-z0-9*]+/, with: "[key]")
+    }
+
+    /// `502 stripe_refused`: Stripe said no, or answered without what a checkout needs; Stripe's
+    /// message is passed on without anything shaped like a key.
+    static func refused(_ refusal: StripeRefusal) -> APIError {
+        APIError(.badGateway, code: "stripe_refused", message: "Stripe refused the checkout: \(withoutKeys(refusal.message))")
     }
 
     static func unavailable(_ message: String) -> APIError {

@@ -24,7 +24,6 @@ struct BalanceController<Context: RemoteAddressRequestContext>: Sendable {
 
     static var transactionsPath: RouterPath { "/v1/iap/users/:user_id/balance-transactions" }
     static var balancesPath: RouterPath { "/v1/iap/users/:user_id/balances" }
-    static var idempotencyKey: HTTPField.Name { HTTPField.Name("Idempotency-Key")! }
     static var replayed: HTTPField.Name { HTTPField.Name("Idempotent-Replayed")! }
 
     func addRoutes(to router: Router<Context>) {
@@ -36,7 +35,7 @@ struct BalanceController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func adjust(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.requireServer(request, from: context.remoteAddress)
         let user = try UserPathSegment.user(context.parameters)
-        guard let key = request.headers[Self.idempotencyKey], (1...255).contains(key.count), !UserIDRule.containsControlCharacters(key) else {
+        guard let key = IdempotencyKeyHeader.key(of: request) else {
             throw APIError(
                 .badRequest, code: "missing_idempotency_key",
                 message: "send an Idempotency-Key header (1 to 255 characters) with every balance transaction, so that a retry is not a second spend")

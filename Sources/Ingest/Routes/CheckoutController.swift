@@ -78,10 +78,19 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
         } catch {
             throw APIError(.badRequest, code: "malformed", message: "the body must be JSON {\"user_id\": …, \"product_id\": …}")
         }
-        let ask = try Self.ask(body)
-        if role == .client, ask.trialEnd != nil {
-            // A trial's end is the app's server's to choose (carried over from the App Store), not an app's.
-            throw APIError(.forbidden, code: "forbidden", message: "trial_end takes a server key")
+        var ask = try Self.ask(body)
+        if role == .client {
+            if ask.trialEnd != nil {
+                // A trial's end is the app's server's to choose (carried over from the App Store), not an app's.
+                throw APIError(.forbidden, code: "forbidden", message: "trial_end takes a server key")
+            }
+            // An app names its user as the sync does, so naming a user proves nothing: an open
+            // checkout (its client secret, its customer) goes back only to the same request repeated.
+            let key = IdempotencyKeyHeader.key(of: request)
+            if key == nil, IdempotencyKeyHeader.isSent(in: request) {
+                throw APIError(.badRequest, code: "malformed", message: "an Idempotency-Key is 1 to 255 characters, none of them control characters")
+            }
+            ask.requester = CheckoutStore.requester(idempotencyKey: key)
         }
         do {
             let made = try await maker.make(ask)

@@ -24,14 +24,15 @@ public enum CheckoutStatus: String, Sendable, Codable, CaseIterable {
     ///
     /// What the proven Stripe events say comes first: a payment confirmed on an old, replaced
     /// checkout still succeeded. A live entitlement with no transaction yet is a subscription
-    /// whose invoice event is still on its way — but not a trial's: Stripe makes a trial
-    /// `trialing` before any card is saved, so a trial has succeeded only when its SetupIntent did.
-    /// Otherwise a replaced, expired or abandoned checkout has failed, and any other is pending.
+    /// whose invoice event is still on its way — but not a trial that saves a card first
+    /// (``CheckoutRow/savesACardFirst``): Stripe makes it `trialing` before any card is saved, so
+    /// it has succeeded only when its SetupIntent did. Otherwise a replaced, expired or abandoned
+    /// checkout has failed, and any other is pending.
     public static func of(
-        kind: CheckoutKind, row state: CheckoutRowState, answered: Bool, transaction: TransactionStatus?, entitlementIsLive: Bool
+        savesACardFirst: Bool, row state: CheckoutRowState, answered: Bool, transaction: TransactionStatus?, entitlementIsLive: Bool
     ) -> CheckoutStatus {
         if let transaction, transaction != .pending { return CheckoutStatus(rawValue: transaction.rawValue) ?? .pending }
-        if entitlementIsLive, kind != .trial { return .succeeded }
+        if entitlementIsLive, !savesACardFirst { return .succeeded }
         switch state {
         case .superseded, .expired: return .failed
         case .released: return answered ? .pending : .failed
@@ -67,8 +68,15 @@ public enum CheckoutSlot {
         public var status: CheckoutStatus
         /// When the worker cancels it if unconfirmed.
         public var expiresAt: Date
+        /// Whether this request may be handed it (its client secret, its customer): a server key's
+        /// request, or the app's own client-key request repeated (``CheckoutRow/requester``).
+        /// Another client-key request naming the same user supersedes it instead.
+        public var mayBeHandedOver: Bool
 
-        public init(terms: String, createdAt: Date, claimedUntil: Date?, answered: Bool, status: CheckoutStatus, expiresAt: Date) {
+        public init(
+            terms: String, createdAt: Date, claimedUntil: Date?, answered: Bool, status: CheckoutStatus, expiresAt: Date, mayBeHandedOver: Bool = true
+        ) {
+            self.mayBeHandedOver = mayBeHandedOver
             self.terms = terms
             self.createdAt = createdAt
             self.expiresAt = expiresAt
@@ -103,10 +111,11 @@ public enum CheckoutSlot {
         guard let open else { return .create }
         guard open.answered else {
             if let claimedUntil = open.claimedUntil, claimedUntil > now { return .wait }
-            return open.terms == terms ? .takeOver : .supersede
+            return open.terms == terms && open.mayBeHandedOver ? .takeOver : .supersede
         }
         if open.status != .pending { return .release }
-        if open.terms != terms || now.timeIntervalSince(open.createdAt) >= reuseWindow || open.expiresAt.timeIntervalSince(now) < closeToExpiry {
+        if open.terms != terms || now.timeIntervalSince(open.createdAt) >= reuseWindow || open.expiresAt.timeIntervalSince(now) < closeToExpiry
+            || !open.mayBeHandedOver {
             return .supersede
         }
         return .reuse

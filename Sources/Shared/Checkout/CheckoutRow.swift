@@ -19,9 +19,16 @@ public struct CheckoutRow: Sendable, Equatable {
     public var createdAt: Date
     /// The user's subscription this one replaces once paid.
     public var replacesSubscription: String?
+    /// Who may be handed it again (sql/0045): `nil` when a server key asked for it; for an app's
+    /// client key, the digest of its `Idempotency-Key` (``CheckoutStore/requester(idempotencyKey:)``).
+    public var requester: String? = nil
 
     /// Whether its Stripe objects are made and stored.
-    public var answered: Bool { objects.clientSecret != nil || objects.checkoutURL != nil }
+    public var answered: Bool { objects.isAnswer }
+
+    /// Whether its status waits for a card to be saved: a trial made with a SetupIntent. A trial
+    /// Stripe made without one (nothing to confirm) succeeds with its entitlement, as a subscription does.
+    public var savesACardFirst: Bool { kind == .trial && objects.setupIntent != nil }
 
     /// The Stripe ids it made, with the link kind each is stored under in `provider_links`.
     public var stripeIDs: [(kind: ProviderLink.Kind, id: String)] {
@@ -37,7 +44,7 @@ public struct CheckoutRow: Sendable, Equatable {
 
     static let columns = """
         id, user_id, product_id, environment, kind, terms, state, claimed_until, stripe_customer, payment_intent, subscription, invoice,
-        setup_intent, checkout_session, client_secret, checkout_url, expires_at, cancelled_at, created_at, replaces_subscription
+        setup_intent, checkout_session, client_secret, checkout_url, expires_at, cancelled_at, created_at, replaces_subscription, requester
         """
 
     static func decode(_ rows: PostgresRowSequence) async throws -> [CheckoutRow] {
@@ -56,7 +63,8 @@ public struct CheckoutRow: Sendable, Equatable {
                     checkoutSession: try c["checkout_session"].decode(String?.self), clientSecret: try c["client_secret"].decode(String?.self),
                     checkoutURL: try c["checkout_url"].decode(String?.self)),
                 expiresAt: try c["expires_at"].decode(Date.self), cancelledAt: try c["cancelled_at"].decode(Date?.self),
-                createdAt: try c["created_at"].decode(Date.self), replacesSubscription: try c["replaces_subscription"].decode(String?.self)))
+                createdAt: try c["created_at"].decode(Date.self), replacesSubscription: try c["replaces_subscription"].decode(String?.self),
+                requester: try c["requester"].decode(String?.self)))
         }
         return found
     }

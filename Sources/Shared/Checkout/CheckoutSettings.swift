@@ -33,7 +33,8 @@ public struct CheckoutSettings: Sendable {
           CHECKOUT_CONCURRENCY      checkout creations at Stripe at once per process; more answer 503 at once (default 16)
           CHECKOUT_WINDOW_SECONDS   a checkout nobody confirms is cancelled at Stripe and failed after this (default 86400)
           CHECKOUT_REUSE_SECONDS    the same user and product get the same pending checkout back within this (default 3600)
-          CHECKOUT_CLIENT_KEYS      true: a client key may create checkouts too, for the user id the app gives (default false: server key only)
+          CHECKOUT_CLIENT_KEYS      true: a client key may create checkouts too, for the user id the app gives; an open checkout
+                                    goes back to it only for the same Idempotency-Key (default false: server key only)
         """
 
     /// - Returns: `nil` when `STRIPE_CHECKOUT_KEY` is not set.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Crypto
 public import Foundation
 public import Logging
 public import PostgresNIO
@@ -25,12 +26,16 @@ public struct CheckoutStore: Sendable {
         public var window: TimeInterval
         /// The user's subscription it replaces once paid.
         public var replacesSubscription: String?
+        /// Who asks (``CheckoutRow/requester``): `nil` for a server key; for an app's client key,
+        /// ``CheckoutStore/requester(idempotencyKey:)``.
+        public var requester: String?
 
         public init(
             userID: String, productID: String, environment: PurchaseEnvironment, kind: CheckoutKind, terms: String, window: TimeInterval,
-            replacesSubscription: String? = nil
+            replacesSubscription: String? = nil, requester: String? = nil
         ) {
             self.replacesSubscription = replacesSubscription
+            self.requester = requester
             self.userID = userID
             self.productID = productID
             self.environment = environment
@@ -38,6 +43,13 @@ public struct CheckoutStore: Sendable {
             self.terms = terms
             self.window = window
         }
+    }
+
+    /// A client-key request's requester: the SHA-256 (hex) of its `Idempotency-Key`, or of a random
+    /// value without one, so that only the same request repeated is handed the same checkout.
+    public static func requester(idempotencyKey: String?) -> String {
+        let key = idempotencyKey.map { "key:" + $0 } ?? "once:" + UUID().uuidString
+        return SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// What this request does: make the Stripe objects of a row it now holds, answer a made one
@@ -83,7 +95,7 @@ public struct CheckoutStore: Sendable {
                 open: open.map {
                     CheckoutSlot.Open(
                         terms: $0.terms, createdAt: $0.createdAt, claimedUntil: $0.claimedUntil, answered: $0.answered, status: status ?? .pending,
-                        expiresAt: $0.expiresAt)
+                        expiresAt: $0.expiresAt, mayBeHandedOver: request.requester == nil || request.requester == $0.requester)
                 },
                 terms: request.terms, now: now, reuseWindow: reuseWindow)
             switch action {
@@ -113,9 +125,9 @@ public struct CheckoutStore: Sendable {
     private func insert(_ request: Request, claimedUntil: Date, on connection: PostgresConnection) async throws -> Claim {
         let rows = try await connection.query(
             """
-            INSERT INTO checkouts (id, user_id, product_id, environment, kind, terms, claimed_until, expires_at, replaces_subscription)
+            INSERT INTO checkouts (id, user_id, product_id, environment, kind, terms, claimed_until, expires_at, replaces_subscription, requester)
             VALUES (\(UUID()), \(request.userID), \(request.productID), \(request.environment.rawValue), \(request.kind.rawValue), \(request.terms),
-                \(claimedUntil), now() + make_interval(secs => \(request.window)), \(request.replacesSubscription))
+                \(claimedUntil), now() + make_interval(secs => \(request.window)), \(request.replacesSubscription), \(request.requester))
             ON CONFLICT (user_id, product_id, environment) WHERE state = 'open' DO NOTHING
             RETURNING \(unescaped: CheckoutRow.columns)
             """, logger: logger)
@@ -141,7 +153,10 @@ public struct CheckoutStore: Sendable {
     /// and repeats the calls under the same `Idempotency-Key`s.
     public func unclaim(_ id: UUID) async throws {
         try await client.query(
-            "UPDATE checkouts SET claimed_until = NULL, updated_at = now() WHERE id = \(id) AND client_secret IS NULL AND checkout_url IS NULL",
+            """
+            UPDATE checkouts SET claimed_until = NULL, updated_at = now()
+            WHERE id = \(id) AND client_secret IS NULL AND checkout_url IS NULL AND subscription IS NULL
+            """,
             logger: logger)
     }
 
@@ -163,11 +178,11 @@ public struct CheckoutStore: Sendable {
     }
 
     /// The status of `row`: the transaction its Stripe ids are (or are linked to), and whether an
-    /// entitlement they are linked to gives access (``CheckoutStatus/of(kind:row:answered:transaction:entitlementIsLive:)``).
+    /// entitlement they are linked to gives access (``CheckoutStatus/of(savesACardFirst:row:answered:transaction:entitlementIsLive:)``).
     func outcome(of row: CheckoutRow, on connection: PostgresConnection) async throws -> Outcome {
         let ids = row.stripeIDs
         guard !ids.isEmpty else {
-            return Outcome(row: row, status: CheckoutStatus.of(kind: row.kind, row: row.state, answered: row.answered, transaction: nil, entitlementIsLive: false), entitlementKeys: [])
+            return Outcome(row: row, status: CheckoutStatus.of(savesACardFirst: row.savesACardFirst, row: row.state, answered: row.answered, transaction: nil, entitlementIsLive: false), entitlementKeys: [])
         }
         let kinds = ids.map(\.kind.rawValue)
         let externalIDs = ids.map(\.id)
@@ -197,7 +212,7 @@ public struct CheckoutStore: Sendable {
             live = granted
         }
         return Outcome(
-            row: row, status: CheckoutStatus.of(kind: row.kind, row: row.state, answered: row.answered, transaction: transaction, entitlementIsLive: live),
+            row: row, status: CheckoutStatus.of(savesACardFirst: row.savesACardFirst, row: row.state, answered: row.answered, transaction: transaction, entitlementIsLive: live),
             entitlementKeys: keys)
     }
 

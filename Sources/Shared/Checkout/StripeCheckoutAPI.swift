@@ -7,7 +7,8 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// Stripe's answer refusing a request (`{"error":{"type","code","message","param"}}`), or no
-/// documented answer at all (`status` `nil`: no answer; `0`: not the documented JSON).
+/// documented answer at all (`status` `nil`: no answer; `0`: Stripe answered, but without what
+/// Sluice needs from it — asking again gets the same answer, so it is not an outage).
 public struct StripeRefusal: Error, CustomStringConvertible, Equatable {
     public var status: Int?
     public var type: String?
@@ -30,7 +31,7 @@ public struct StripeRefusal: Error, CustomStringConvertible, Equatable {
     /// in flight on Stripe's side (`409`): the request was not carried out as asked.
     public var isIdempotencyConflict: Bool { type == "idempotency_error" || status == 409 }
     /// Stripe (or the way to it) failed: retrying the same request later may work.
-    public var isOutage: Bool { status == nil || status == 0 || status! == 429 || status! >= 500 || status == 409 }
+    public var isOutage: Bool { status == nil || status! == 429 || status! >= 500 || status == 409 }
 }
 
 /// A Stripe price as a paywall shows it (`GET /v1/prices/{id}`).
@@ -61,6 +62,10 @@ public struct StripeCheckoutObjects: Sendable, Equatable {
     public var checkoutSession: String?
     public var clientSecret: String?
     public var checkoutURL: String?
+
+    /// Whether these are a checkout's answer: what the app confirms or opens, or a subscription
+    /// Stripe made with nothing to confirm (its first invoice needed no payment).
+    public var isAnswer: Bool { clientSecret != nil || checkoutURL != nil || subscription != nil }
 
     public init(
         paymentIntent: String? = nil, subscription: String? = nil, invoice: String? = nil, setupIntent: String? = nil,
@@ -156,6 +161,11 @@ public struct StripeCheckoutAPI: Sendable {
     /// `POST /v1/subscriptions` with `payment_behavior=default_incomplete`: the first invoice's
     /// client secret (`latest_invoice.confirmation_secret` from basil, its PaymentIntent's before);
     /// with a trial, a `trialing` subscription and its `pending_setup_intent`'s secret.
+    ///
+    /// A subscription Stripe made `active` (a first invoice of 0, or paid from the customer's
+    /// credit balance), or `trialing` without a SetupIntent, has nothing to confirm: its ids come
+    /// back without a client secret. Any other answer without one is refused (status `0`); Stripe
+    /// ends an `incomplete` subscription nobody paid by itself after 23 hours.
     public func createSubscription(
         customer: String, price: StripePrice, trialDays: Int?, trialEnd: Date? = nil, metadata: [String: String], idempotencyKey: String,
         logger: Logger
@@ -181,6 +191,10 @@ public struct StripeCheckoutAPI: Sendable {
             ? setupIntent?["client_secret"] as? String
             : (invoice?["confirmation_secret"] as? [String: Any])?["client_secret"] as? String
                 ?? (invoice?["payment_intent"] as? [String: Any])?["client_secret"] as? String
+        let status = object["status"] as? String
+        guard secret != nil || Self.needsNoConfirmation(status: status, pendingSetupIntent: object["pending_setup_intent"] != nil && !(object["pending_setup_intent"] is NSNull)) else {
+            throw StripeRefusal(status: 0, message: "Stripe's \(status ?? "unknown") subscription has no client secret to confirm")
+        }
         return StripeCheckoutObjects(
             paymentIntent: (invoice?["payment_intent"] as? [String: Any])?["id"] as? String, subscription: object["id"] as? String,
             invoice: invoice?["id"] as? String ?? object["latest_invoice"] as? String, setupIntent: setupIntent?["id"] as? String,
@@ -232,6 +246,12 @@ public struct StripeCheckoutAPI: Sendable {
             return false
         }
         return Self.isUnconfirmed(status: object["status"] as? String, pendingSetupIntent: object["pending_setup_intent"] is String || object["pending_setup_intent"] is [String: Any])
+    }
+
+    /// A subscription just made that the customer has nothing to confirm for: Stripe made it
+    /// `active` (its first invoice needed no payment), or `trialing` without a SetupIntent.
+    public static func needsNoConfirmation(status: String?, pendingSetupIntent: Bool) -> Bool {
+        status == "active" || (status == "trialing" && !pendingSetupIntent)
     }
 
     /// The rule of ``isUnconfirmedSubscription(_:logger:)``.

@@ -13,8 +13,10 @@ import TestSupport
 /// and parameters replay the first answer with `Idempotent-Replayed: true`; other parameters are
 /// `400 idempotency_error`; a key still in flight is `409`). It serves customers, prices,
 /// PaymentIntents (and their cancel), subscriptions (`default_incomplete`: `incomplete`, or
-/// `trialing` with a `pending_setup_intent`; `DELETE` cancels) and Checkout Sessions (and their
-/// expire), counts what it made, and can be slowed down or hung.
+/// `trialing` with a `pending_setup_intent`, or `active` at once when the first invoice is 0 —
+/// paid without a PaymentIntent, so without a confirmation secret; `DELETE` cancels) and
+/// Checkout Sessions (and their expire), counts what it made, and can be slowed down or hung.
+/// A price added without an amount is a tiered one (`unit_amount` null).
 final class StripeCheckoutStandIn: Sendable {
     static let apiKey = "rk_test_checkout_standin_0123456789"
 
@@ -46,9 +48,9 @@ final class StripeCheckoutStandIn: Sendable {
     /// Answers each create only after `delay` (`nil`: at once); the object is made before the wait.
     func setDelay(_ delay: Duration?) { state.withLock { $0.delay = delay } }
 
-    func addPrice(_ id: String, amount: Int, currency: String = "eur", interval: String? = nil, lookupKey: String? = nil) {
+    func addPrice(_ id: String, amount: Int?, currency: String = "eur", interval: String? = nil, lookupKey: String? = nil) {
         var price: [String: any Sendable] = ["id": id, "object": "price", "unit_amount": amount, "currency": currency, "active": true,
-                                             "type": interval == nil ? "one_time" : "recurring"]
+                                             "type": interval == nil ? "one_time" : "recurring", "billing_scheme": amount == nil ? "tiered" : "per_unit"]
         if let interval { price["recurring"] = ["interval": interval, "interval_count": 1] as [String: any Sendable] }
         if let lookupKey { price["lookup_key"] = lookupKey }
         state.withLock { $0.prices[id] = price }
@@ -162,14 +164,21 @@ final class StripeCheckoutStandIn: Sendable {
             state.made.subscriptions += 1
             return ("sub_standin\(state.next)", "in_standin\(state.next)", "seti_standin\(state.next)")
         }
-        var invoice: [String: any Sendable] = ["id": invoiceID, "object": "invoice", "amount_due": trial ? 0 : price["unit_amount"] ?? 0]
-        if expand.contains("latest_invoice.confirmation_secret"), !trial {
+        let amountDue = trial ? 0 : price["unit_amount"] as? Int ?? 0
+        // Stripe pays an invoice of 0 at finalization: no PaymentIntent, the subscription `active`.
+        let paidAtOnce = amountDue == 0 && !trial
+        var invoice: [String: any Sendable] = [
+            "id": invoiceID, "object": "invoice", "amount_due": amountDue, "status": paidAtOnce ? "paid" : "open",
+            "confirmation_secret": nil as [String: any Sendable]?,
+        ]
+        if expand.contains("latest_invoice.confirmation_secret"), !trial, !paidAtOnce {
             invoice["confirmation_secret"] = ["client_secret": "pi_for_\(invoiceID)_secret_x", "type": "payment_intent"] as [String: any Sendable]
         }
         let now = Int(Date().timeIntervalSince1970)
         let periodEnd = now + (Self.value("trial_period_days", form).flatMap(Int.init).map { $0 * 86_400 } ?? 30 * 86_400)
         var object: [String: any Sendable] = [
-            "id": id, "object": "subscription", "status": trial ? "trialing" : "incomplete", "customer": Self.value("customer", form) ?? "",
+            "id": id, "object": "subscription", "status": trial ? "trialing" : paidAtOnce ? "active" : "incomplete",
+            "customer": Self.value("customer", form) ?? "",
             "created": now, "current_period_start": now, "current_period_end": periodEnd, "cancel_at_period_end": false, "livemode": false,
             "trial_end": trial ? periodEnd : nil as Int?,
             "items": ["object": "list", "data": [["id": "si_\(id)", "price": price, "current_period_end": periodEnd] as [String: any Sendable]]] as [String: any Sendable],
