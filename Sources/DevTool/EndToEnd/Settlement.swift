@@ -26,6 +26,8 @@ struct Settlement: Sendable {
     let seconds: Double
     /// Read API requests in flight.
     let concurrency = 16
+    /// Events checked a round before the round may stop at a pending one (``checkUntilPending(_:)``).
+    var chunk: Int { concurrency * 4 }
 
     func run(_ acknowledged: [PlannedEvent]) async -> Result {
         var result = Result()
@@ -36,8 +38,8 @@ struct Settlement: Sendable {
         let deadline = started + .seconds(seconds)
         var lastReport = ContinuousClock.now
         while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty) {
-            let effects = await check(unapplied)
-            unapplied = []
+            let (effects, unchecked) = await checkUntilPending(unapplied)
+            unapplied = unchecked
             for (event, effect) in effects {
                 switch effect {
                 case .applied: result.applied += 1
@@ -70,6 +72,24 @@ struct Settlement: Sendable {
             result.duplicated[event.user] = count
         }
         return result
+    }
+
+    /// The effects of `events`, a chunk at a time in the order sent, until a chunk holds one not
+    /// applied yet; and the events after that chunk, unchecked. The queue applies roughly in the
+    /// order events arrived, so while the workers drain, a round asks the read API about one chunk,
+    /// not about every event still pending: thousands of reads a second would take the CPU the
+    /// workers drain with (2 cores run the whole cluster in CI).
+    private func checkUntilPending(_ events: [PlannedEvent]) async -> (checked: [(PlannedEvent, EffectChecker.Effect?)], unchecked: [PlannedEvent]) {
+        var checked: [(PlannedEvent, EffectChecker.Effect?)] = []
+        var start = events.startIndex
+        while start < events.endIndex {
+            let end = min(start + chunk, events.endIndex)
+            let effects = await check(Array(events[start..<end]))
+            checked += effects
+            start = end
+            if effects.contains(where: { $0.1 == nil || $0.1 == .pending }) { break }
+        }
+        return (checked, Array(events[start...]))
     }
 
     /// The effect of each event; `nil` where the read API could not be asked (checked again later).
