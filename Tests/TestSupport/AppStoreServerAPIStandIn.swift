@@ -52,6 +52,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
         public var paginationToken: String?
         /// Why the token was refused, when it was.
         public var tokenProblem: String?
+        /// The query string as sent (`sort=DESCENDING&revision=…`).
+        public var query: String = ""
     }
 
     /// A Send Consumption Information Apple took.
@@ -194,13 +196,15 @@ public final class AppStoreServerAPIStandIn: Sendable {
     }
 
     /// Get Transaction History v2: pages of 20 signed transactions, `revision` the next page's
-    /// token and `hasMore`; Apple's `4040010` for an id this environment does not know.
+    /// token and `hasMore`, in the order set (oldest change first) or, with `sort=DESCENDING`,
+    /// newest first; Apple's `4040010` for an id this environment does not know.
     private func transactionHistory(_ request: HummingbirdCore.Request, id: String, environment: PurchaseEnvironment) async throws -> Response {
         let revision = request.uri.queryParameters["revision"].map(String.init)
         if let answer = try await record(request, environment: environment, body: [:], paginationToken: revision) { return answer }
-        guard let all = state.withLock({ $0.histories[environment]?[id] }) else {
+        guard var all = state.withLock({ $0.histories[environment]?[id] }) else {
             return Self.json(.notFound, ["errorCode": 4040010, "errorMessage": "Transaction id not found."])
         }
+        if request.uri.queryParameters["sort"] == "DESCENDING" { all.reverse() }
         let offset = revision.flatMap { Int($0.dropFirst()) } ?? 0
         let page = all.dropFirst(offset).prefix(Self.pageSize)
         let next = offset + page.count
@@ -253,7 +257,7 @@ public final class AppStoreServerAPIStandIn: Sendable {
         let sendableBody = body.mapValues { "\($0)" as any Sendable }
         let recorded = Request(
             path: request.uri.path, environment: environment, bundleID: bundleID, body: sendableBody, paginationToken: paginationToken,
-            tokenProblem: problem)
+            tokenProblem: problem, query: request.uri.query ?? "")
         let (number, rule) = state.withLock { state in
             state.requests.append(recorded)
             return (state.requests.count, state.misbehave)

@@ -96,6 +96,31 @@ struct ReceiptTests {
         }
     }
 
+    /// A shared Apple ID: the customer's history holds a purchase another app account made with
+    /// its own appAccountToken. Before, that one's `409 user_mismatch` failed the whole request
+    /// after the purchases before it were stored, and every retry failed the same way, so the
+    /// purchases after it were never stored. Now it is named, and the others are stored.
+    @Test func aPurchaseOfAnotherAccountInTheHistoryIsNamedAndTheOthersStored() async throws {
+        try await Self.run { system, standIn in
+            var purchases = Self.purchases(user: nil)
+            purchases[2].appAccountToken = UUID().uuidString.lowercased()
+            standIn.setHistory(try purchases.map { try TestCredentials.signer.sign($0) }, ids: ["0", "1", "7"], environment: .sandbox)
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+            let posted = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_shared_apple_id"])
+            #expect(posted.status == .accepted, "\(String(buffer: posted.body))")
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(buffer: posted.body)) as? [String: Any])
+            let items = try #require(answer["transactions"] as? [[String: Any]])
+            #expect(items.map { $0["transaction_id"] as? String } == ["0", "1", "7"], "oldest first")
+            #expect(items.map { $0["stored"] as? Bool } == [true, true, false])
+            #expect(items.map { $0["refused"] as? String } == [nil, nil, "user_mismatch"])
+            // The newest are the ones kept when a customer has more than 1,000.
+            #expect(standIn.requests.allSatisfy { $0.query.hasPrefix("sort=DESCENDING") }, "\(standIn.requests.map(\.query))")
+            try await system.drain()
+            let stored = try await system.transactions(userID: "user_shared_apple_id")
+            #expect(Set(stored.compactMap { $0["provider_transaction_id"] as? String }) == ["0", "1"])
+        }
+    }
+
     @Test func verifyOnlyAnswersWhatTheReceiptHoldsAndStoresNothing() async throws {
         try await Self.run { system, _ in
             let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")

@@ -76,11 +76,22 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
         var anyNew = false
         for jws in signed {
             let sync = try JSONSerialization.data(withJSONObject: ["signed_transaction": jws, "user_id": user], options: [.sortedKeys])
-            let (id, new) = try await syncs.sync(body: ByteBuffer(data: sync), viaReceipt: true, logger: context.logger)
-            stored.append(.init(transaction_id: id, stored: new))
-            anyNew = anyNew || new
+            do {
+                let (id, new) = try await syncs.sync(body: ByteBuffer(data: sync), viaReceipt: true, logger: context.logger)
+                stored.append(.init(transaction_id: id, stored: new))
+                anyNew = anyNew || new
+            } catch let rejection as Rejection where rejection.reason.status == 409 {
+                // Verified, but not this user's to store (a purchase bought with another account's
+                // appAccountToken on a shared Apple ID; one synced for too many users): the
+                // customer's other purchases are stored all the same, this one is named.
+                let verifier = history.verifier
+                let id = try? await verifier.verifyTransaction(jws).transactionId
+                stored.append(.init(transaction_id: id, stored: false, refused: rejection.reason.code))
+            }
         }
-        context.logger.info("receipt stored", metadata: ["transactions": "\(stored.count)", "new": "\(stored.filter(\.stored).count)"])
+        context.logger.info("receipt stored", metadata: [
+            "transactions": "\(stored.count)", "new": "\(stored.filter(\.stored).count)", "refused": "\(stored.filter { $0.refused != nil }.count)",
+        ])
         var response = try ReadController<Context>.json(StoreAnswer(environment: environment?.rawValue, transactions: stored))
         response.status = anyNew ? .accepted : .ok
         return response
@@ -88,9 +99,11 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
 
     private struct StoreAnswer: Encodable {
         struct Item: Encodable {
-            var transaction_id: String
-            /// `false`: stored before (the same sync again).
+            var transaction_id: String?
+            /// `false`: stored before (the same sync again), or refused.
             var stored: Bool
+            /// Why it was not stored for this user (`user_mismatch`, `too_many_users`); absent when it was.
+            var refused: String? = nil
         }
 
         var environment: String?
@@ -180,14 +193,17 @@ struct ReceiptTransactionHistory: Sendable {
     let bundleIDs: [String]
     let verifier: AppleNotificationVerifier
 
-    /// The most transactions one receipt brings in (50 pages of Apple's 20).
+    /// The most transactions one receipt brings in (50 pages of Apple's 20): the most recently
+    /// changed ones, so that a customer with more (a consumable bought daily for years) still has
+    /// today's purchases and subscription found.
     static let mostTransactions = 1_000
 }
 
 extension ReceiptTransactionHistory {
     /// Every signed transaction of the customer `transactionID` belongs to, page by page: in
     /// Production, else in Sandbox when Production does not know the id (Apple's advice for
-    /// receipts, which do not say their environment reliably).
+    /// receipts, which do not say their environment reliably). Asked newest first and given back
+    /// oldest first: up to ``mostTransactions`` of the latest, in the order they happened.
     func all(of transactionID: String, bundleID: String, logger: Logger) async throws -> (PurchaseEnvironment?, [String]) {
         for environment in [PurchaseEnvironment.production, .sandbox] {
             var signed: [String] = []
@@ -197,7 +213,8 @@ extension ReceiptTransactionHistory {
                 let page: AppStoreServerAPI.TransactionHistoryPage?
                 do {
                     page = try await api.transactionHistory(
-                        transactionID: transactionID, bundleID: bundleID, environment: environment, revision: revision, logger: logger)
+                        transactionID: transactionID, bundleID: bundleID, environment: environment, revision: revision, newestFirst: true,
+                        logger: logger)
                 } catch let error as ProviderAPIError {
                     logger.warning("the App Store Server API failed", metadata: ["status": "\(error.status.map(String.init) ?? "none")"])
                     throw APIError(.badGateway, code: "app_store_unavailable", message: "the App Store Server API answered: \(error)")
@@ -208,7 +225,7 @@ extension ReceiptTransactionHistory {
                 revision = page.revision
                 if page.hasMore != true || revision == nil { break }
             } while signed.count < Self.mostTransactions
-            if found { return (environment, Array(signed.prefix(Self.mostTransactions))) }
+            if found { return (environment, Array(signed.prefix(Self.mostTransactions).reversed())) }
         }
         throw APIError(.notFound, code: "transaction_not_found", message: "the App Store knows no transaction \(transactionID.prefix(64)) of this receipt")
     }

@@ -61,15 +61,17 @@ public struct AppStoreServerAPI: Sendable {
         self.baseURLs = baseURLs
     }
 
-    /// `GET /inApps/v2/history/{transactionId}[?revision=…]`: a page of the customer's
-    /// transactions (every in-app purchase the transaction's customer made in the app); `nil`
-    /// when Apple knows no such transaction in this environment (`404`).
+    /// `GET /inApps/v2/history/{transactionId}[?sort=DESCENDING][&revision=…]`: a page of the
+    /// customer's transactions (every in-app purchase the transaction's customer made in the app),
+    /// by the date each was last changed, oldest first unless `newestFirst`; `nil` when Apple knows
+    /// no such transaction in this environment (`404`).
     public func transactionHistory(
-        transactionID: String, bundleID: String, environment: PurchaseEnvironment, revision: String?, logger: Logger
+        transactionID: String, bundleID: String, environment: PurchaseEnvironment, revision: String?, newestFirst: Bool = false, logger: Logger
     ) async throws -> TransactionHistoryPage? {
         let id = transactionID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        var path = "/inApps/v2/history/\(id)"
-        if let revision { path += "?revision=" + (revision.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+        var query: [String] = newestFirst ? ["sort=DESCENDING"] : []
+        if let revision { query.append("revision=" + (revision.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
+        let path = "/inApps/v2/history/\(id)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         let answer = try await call.send(try request(path, bundleID: bundleID, environment: environment), logger: logger)
         if answer.status == 404 { return nil }
         return try decode(TransactionHistoryPage.self, answer, what: "transaction history")
