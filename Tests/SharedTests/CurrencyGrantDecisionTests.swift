@@ -14,13 +14,16 @@ struct CurrencyGrantDecisionTests {
     static let expiringPack = CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500], currencyGrantsExpire: true)
     static let periodEnd = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func tx(_ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil) -> TransactionState? {
+    static func tx(
+        _ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil, quantity: Int? = nil
+    ) -> TransactionState? {
         guard let status else { return nil }
         var state = TransactionState(source: .storeKit, providerTransactionID: "2000", environment: .production, status: status)
         state.entitlementKey = "apple:production:1"
         state.userID = user
         state.amount = amount
         state.amountRefunded = refunded
+        state.quantity = quantity
         return state
     }
 
@@ -104,6 +107,17 @@ struct CurrencyGrantDecisionTests {
             expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)]),
         Row(name: "a one-time purchase's grant never expires", before: nil, after: tx(.succeeded)!, product: expiringPack, periodEnd: periodEnd,
             expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
+        // Several of a product bought at once (Apple's and Google Play's `quantity`).
+        Row(name: "three packs bought at once", before: nil, after: tx(.succeeded, amount: 2_997, quantity: 3)!, product: pack,
+            expected: [.grant(user: "u", amounts: ["credits": 1_500], cause: .purchase, key: keys.grant)]),
+        Row(name: "one of three packs refunded (Apple's REFUND_PRORATED)", before: tx(.succeeded, amount: 2_997, quantity: 3),
+            after: tx(.refunded, amount: 2_997, refunded: 999, quantity: 3)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 999, denominator: 2_997, key: keys.takeBack)]),
+        Row(name: "all three refunded", before: tx(.succeeded, amount: 2_997, quantity: 3),
+            after: tx(.refunded, amount: 2_997, refunded: 2_997, quantity: 3)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
+        Row(name: "so many that the grant would pass the largest amount", before: nil, after: tx(.succeeded, quantity: Int.max)!, product: pack,
+            expected: [.grant(user: "u", amounts: ["credits": BalanceAdjustments.largestAmount], cause: .purchase, key: keys.grant)]),
     ]
 
     @Test(arguments: rows)

@@ -352,6 +352,35 @@ struct CurrencyGrantTests {
     /// The largest grant (10^12, `BalanceAdjustments.largestAmount`) taken back in part of a
     /// payment of 10^8 minor units: the share is computed without overflowing bigint (which
     /// failed the whole batch, retried forever), rounded up.
+    /// Three packs bought in one App Store transaction (`quantity` 3, one price for all): three
+    /// grants' worth, once; Apple's prorated refund of one takes back a third. Before, the
+    /// buyer paid for three and got one, and the refund of one took all of it.
+    @Test func threePacksBoughtAtOnceGrantThreeAndTheRefundOfOneTakesAThird() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = UUID().uuidString.lowercased()
+            let bought = Date().addingTimeInterval(-3_600).rounded
+            var packs = SampleAppleTransaction(
+                transactionId: "41001", productId: "credits.500", type: "Consumable", purchaseDate: bought, appAccountToken: user)
+            packs.quantity = 3
+            packs.price = 8_970
+            try await system.notify("ONE_TIME_CHARGE", transaction: packs, at: bought)
+            try await system.notify("ONE_TIME_CHARGE", transaction: packs, at: bought.addingTimeInterval(1))
+            try await system.drain(workers: 2)
+            #expect(try await Self.balances(system, user) == ["credits": 1_500, "gems": 6], "three packs' worth, once")
+
+            var refunded = packs
+            refunded.revocationDate = bought.addingTimeInterval(600).millisecondsSince1970
+            refunded.revocationReason = 0
+            refunded.revocationType = "REFUND_PRORATED"
+            refunded.revocationPercentage = 33_333
+            try await system.notify("REFUND", transaction: refunded, at: bought.addingTimeInterval(600))
+            try await system.drain()
+            // 33.333 % of $8.97 is 299 cents; 299/897 of 1,500 credits and of 6 gems is a third.
+            #expect(try await Self.balances(system, user) == ["credits": 1_000, "gems": 4])
+        }
+    }
+
     @Test func aHugeGrantsShareIsTakenBackWithoutOverflow() async throws {
         try await SystemHarness.run { system in
             for call in [

@@ -104,8 +104,9 @@ public enum CurrencyGrantDecision {
             return partialTakeBack(after, refundedBefore: before?.amountRefunded ?? 0, keys: keys)
         case .refunded, .disputed:
             guard before?.status == .succeeded else { return [] }
-            // A subscription period refunded in part takes back its share; anything else all of it.
-            if after.status == .refunded, product?.type == .autoRenewable, let amount = after.amount, amount > 0,
+            // A subscription period refunded in part takes back its share, and so do some of a
+            // purchase of several (Apple's REFUND_PRORATED of one of three); anything else all of it.
+            if after.status == .refunded, product?.type == .autoRenewable || (after.quantity ?? 1) > 1, let amount = after.amount, amount > 0,
                let refunded = after.amountRefunded, refunded < amount {
                 // A share that came to no minor unit (Apple's REFUND_PRORATED of a fraction of a
                 // percent of a small price) takes nothing, not the whole grant.
@@ -151,7 +152,14 @@ public enum CurrencyGrantDecision {
         guard let user = paid.userID, let product else { return nil }
         let subscription = product.type == .autoRenewable
         // A free trial's period is a transaction of no amount (Apple's introductory offer).
-        guard let amounts = product.currencies(trial: subscription && paid.amount == 0) else { return nil }
+        guard var amounts = product.currencies(trial: subscription && paid.amount == 0) else { return nil }
+        // Three of a consumable bought at once are three grants' worth (under the one key).
+        if let quantity = paid.quantity, quantity > 1 {
+            amounts = amounts.mapValues { amount in
+                let (total, overflow) = amount.multipliedReportingOverflow(by: Int64(quantity))
+                return overflow ? BalanceAdjustments.largestAmount : min(total, BalanceAdjustments.largestAmount)
+            }
+        }
         let expiresAt = subscription && product.currencyGrantsExpire ? periodEnd : nil
         return .grant(
             user: user, amounts: amounts, cause: subscription && !firstPeriod ? .renewal : .purchase, key: keys(of: paid).grant, expiresAt: expiresAt)

@@ -91,6 +91,9 @@ public struct TransactionState: Sendable, Equatable {
     public var amountRefunded: Int64?
     /// The end of the subscription period this payment paid for, when it is one.
     public var periodEnd: Date?
+    /// How many of the product it bought, when more than one (Apple's and Google Play's
+    /// `quantity`); `nil` is one. A currency grant is the product's amounts times it.
+    public var quantity: Int?
     public var lastEventTime: Date?
 
     public init(

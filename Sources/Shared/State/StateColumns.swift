@@ -82,7 +82,7 @@ public enum TransactionColumns {
     /// The columns, in the order every list of them is written, as ``EntitlementColumns/names``.
     public static let names = [
         "source", "environment", "provider_transaction_id", "entitlement_key", "user_id", "product_id", "product_type", "status",
-        "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time",
+        "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time", "quantity",
     ]
 
     /// The names as a SELECT list (fixed text, safe to splice).
@@ -106,6 +106,7 @@ public enum TransactionColumns {
         t.amountRefunded = try c["amount_refunded"].decode(Int64?.self)
         t.periodEnd = try c["period_end"].decode(Date?.self)
         t.lastEventTime = try c["last_event_time"].decode(Date?.self)
+        t.quantity = try c["quantity"].decode(Int32?.self).map(Int.init)
         return t
     }
 }

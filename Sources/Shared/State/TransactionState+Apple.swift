@@ -16,6 +16,7 @@ extension TransactionState {
         amount = tx.price.map { price in minorUnits?.minorUnits(fromMilliunits: price) ?? price / 10 }
         currency = minorUnits?.code
         purchasedAt = tx.purchaseDate
+        quantity = tx.quantity.flatMap { $0 > 1 ? $0 : nil }
         // The period a subscription's transaction paid for ends at its `expiresDate`.
         if productType == .autoRenewable { periodEnd = tx.expiresDate }
         takeRevocation(of: tx)

@@ -21,8 +21,10 @@ public struct AppleTransactionPayload: AppleSignedPayload, Equatable {
     /// With `REFUND_PRORATED`: the refunded share in milliunits of a percent (`67932` is 67.932 %).
     public var revocationPercentage: Int64?
     public var originalPurchaseDate: Date?
-    /// Milli-units of the currency (9990 is 9.99).
+    /// Milli-units of the currency (9990 is 9.99), for all of `quantity`.
     public var price: Int64?
+    /// How many of a consumable were bought in this transaction (1 unless the app asked for more).
+    public var quantity: Int?
     public var currency: String?
     /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
     public var offerType: Int?

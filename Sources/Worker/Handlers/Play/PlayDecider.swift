@@ -179,6 +179,8 @@ struct PlayDecider {
             transaction.userID = entitlement.userID
             transaction.productID = productID
             transaction.productType = .nonConsumable
+            // Several of a product bought at once (multi-quantity in Play Console).
+            transaction.quantity = purchase.quantity.flatMap { $0 > 1 ? $0 : nil } ?? transaction.quantity
             transaction.purchasedAt = transaction.purchasedAt ?? purchase.purchaseTimeMillis?.date
             if status == voidedStatus, transaction.status != .refunded {
                 transaction.status = .refunded
