@@ -8,16 +8,16 @@ import Shared
 enum IdempotencyKeyHeader {
     static let name = HTTPField.Name("Idempotency-Key")!
 
-    /// The key `request` sends in that shape; `nil` when it sends none, or one out of shape.
-    static func key(of request: Request) -> String? {
-        guard let key = request.headers[name], isWellFormed(key) else { return nil }
-        return key
+    /// What `request` sends under the header.
+    enum Sent: Equatable {
+        case none
+        case key(String)
+        /// Empty, longer than 255 characters, or with a control character.
+        case malformed
     }
 
-    /// Whether the request sends the header at all (a malformed one is refused, not ignored).
-    static func isSent(in request: Request) -> Bool { request.headers[name] != nil }
-
-    static func isWellFormed(_ key: String) -> Bool {
-        (1...255).contains(key.count) && !UserIDRule.containsControlCharacters(key)
+    static func sent(in request: Request) -> Sent {
+        guard let key = request.headers[name] else { return .none }
+        return (1...255).contains(key.count) && !UserIDRule.containsControlCharacters(key) ? .key(key) : .malformed
     }
 }

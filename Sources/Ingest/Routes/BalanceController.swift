@@ -35,7 +35,7 @@ struct BalanceController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func adjust(_ request: Request, context: Context) async throws -> Response {
         try apiKeys.requireServer(request, from: context.remoteAddress)
         let user = try UserPathSegment.user(context.parameters)
-        guard let key = IdempotencyKeyHeader.key(of: request) else {
+        guard case .key(let key) = IdempotencyKeyHeader.sent(in: request) else {
             throw APIError(
                 .badRequest, code: "missing_idempotency_key",
                 message: "send an Idempotency-Key header (1 to 255 characters) with every balance transaction, so that a retry is not a second spend")

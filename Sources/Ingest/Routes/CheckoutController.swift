@@ -86,11 +86,12 @@ struct CheckoutController<Context: RemoteAddressRequestContext>: Sendable {
             }
             // An app names its user as the sync does, so naming a user proves nothing: an open
             // checkout (its client secret, its customer) goes back only to the same request repeated.
-            let key = IdempotencyKeyHeader.key(of: request)
-            if key == nil, IdempotencyKeyHeader.isSent(in: request) {
+            switch IdempotencyKeyHeader.sent(in: request) {
+            case .none: ask.requester = CheckoutStore.requester(idempotencyKey: nil)
+            case .key(let key): ask.requester = CheckoutStore.requester(idempotencyKey: key)
+            case .malformed:
                 throw APIError(.badRequest, code: "malformed", message: "an Idempotency-Key is 1 to 255 characters, none of them control characters")
             }
-            ask.requester = CheckoutStore.requester(idempotencyKey: key)
         }
         do {
             let made = try await maker.make(ask)

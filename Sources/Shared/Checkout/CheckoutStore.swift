@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Crypto
 public import Foundation
 public import Logging
 public import PostgresNIO
@@ -49,7 +48,7 @@ public struct CheckoutStore: Sendable {
     /// value without one, so that only the same request repeated is handed the same checkout.
     public static func requester(idempotencyKey: String?) -> String {
         let key = idempotencyKey.map { "key:" + $0 } ?? "once:" + UUID().uuidString
-        return SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        return SHA256Hex.digest(of: Data(key.utf8))
     }
 
     /// What this request does: make the Stripe objects of a row it now holds, answer a made one
