@@ -111,6 +111,7 @@ public enum HeldStateWrite: Sendable, Equatable {
             row.member("period_end_us", t.periodEnd?.postgresMicroseconds)
             row.member("last_event_time_us", t.lastEventTime?.postgresMicroseconds)
             row.member("quantity", t.quantity.map(Int64.init))
+            row.member("quantity_refunded", t.quantityRefunded.map(Int64.init))
             row.member("event_id", eventID)
         }
     }

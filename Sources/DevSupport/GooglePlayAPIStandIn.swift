@@ -241,15 +241,16 @@ public enum SamplePlayPurchases {
         return purchase
     }
 
-    /// A one-time product purchase: `purchaseState` 0 purchased, 1 canceled, 2 pending.
+    /// A one-time product purchase: `purchaseState` 0 purchased, 1 canceled, 2 pending; `quantity`
+    /// of it bought at once, of which `refunded` were refunded since (`refundableQuantity`, the rest).
     public static func product(
         _ product: String, state: Int = 0, order: String = "GPA.1234-5678-9012-34567", acknowledged: Bool = false, account: String? = nil,
-        purchased: Date = Date(timeIntervalSinceNow: -60)
+        purchased: Date = Date(timeIntervalSinceNow: -60), quantity: Int = 1, refunded: Int = 0
     ) -> [String: any Sendable] {
         var purchase: [String: any Sendable] = [
             "kind": "androidpublisher#productPurchase", "purchaseTimeMillis": String(Int64(purchased.timeIntervalSince1970 * 1_000)),
             "purchaseState": state, "consumptionState": 0, "developerPayload": "", "orderId": order, "acknowledgementState": acknowledged ? 1 : 0,
-            "productId": product, "quantity": 1, "regionCode": "US",
+            "productId": product, "quantity": quantity, "refundableQuantity": quantity - refunded, "regionCode": "US",
         ]
         if let account { purchase["obfuscatedExternalAccountId"] = account }
         return purchase

@@ -20,10 +20,13 @@ public enum SamplePlayNotifications {
         ])
     }
 
-    /// A `voidedPurchaseNotification` (`productType` 1 subscription, 2 one-time; `refundType` 1 full).
-    public static func voided(token: String, orderID: String, productType: Int, at time: Date = Date()) -> [String: any Sendable] {
+    /// A `voidedPurchaseNotification` (`productType` 1 subscription, 2 one-time; `refundType` 1 full,
+    /// 2 part of a quantity-based purchase).
+    public static func voided(token: String, orderID: String, productType: Int, refundType: Int = 1, at time: Date = Date()) -> [String: any Sendable] {
         notification(packageName: packageName, at: time, [
-            "voidedPurchaseNotification": ["purchaseToken": token, "orderId": orderID, "productType": productType, "refundType": 1] as [String: any Sendable],
+            "voidedPurchaseNotification": [
+                "purchaseToken": token, "orderId": orderID, "productType": productType, "refundType": refundType,
+            ] as [String: any Sendable],
         ])
     }
 

@@ -15,7 +15,8 @@ struct CurrencyGrantDecisionTests {
     static let periodEnd = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func tx(
-        _ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil, quantity: Int? = nil
+        _ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil, quantity: Int? = nil,
+        quantityRefunded: Int? = nil
     ) -> TransactionState? {
         guard let status else { return nil }
         var state = TransactionState(source: .storeKit, providerTransactionID: "2000", environment: .production, status: status)
@@ -24,6 +25,7 @@ struct CurrencyGrantDecisionTests {
         state.amount = amount
         state.amountRefunded = refunded
         state.quantity = quantity
+        state.quantityRefunded = quantityRefunded
         return state
     }
 
@@ -116,6 +118,22 @@ struct CurrencyGrantDecisionTests {
         Row(name: "all three refunded", before: tx(.succeeded, amount: 2_997, quantity: 3),
             after: tx(.refunded, amount: 2_997, refunded: 2_997, quantity: 3)!, product: pack,
             expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
+        // Google Play's quantity-based refund of some of a purchase of several, which names no price.
+        Row(name: "one of three packs refunded (Google's quantity-based refund)", before: tx(.succeeded, amount: nil, quantity: 3),
+            after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 1)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 3, key: keys.takeBack + "#q1")]),
+        Row(name: "a second of three refunded takes what the first did not", before: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 1),
+            after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 2, denominator: 3, key: keys.takeBack + "#q2")]),
+        Row(name: "the same quantity refunded again takes nothing", before: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2),
+            after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2)!, product: pack, expected: []),
+        Row(name: "three bought, one already refunded when first seen", before: nil,
+            after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 1)!, product: pack,
+            expected: [.grant(user: "u", amounts: ["credits": 1_500], cause: .purchase, key: keys.grant),
+                       .takeBack(grantKey: keys.grant, numerator: 1, denominator: 3, key: keys.takeBack + "#q1")]),
+        Row(name: "the rest voided after one was refunded", before: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 1),
+            after: tx(.refunded, amount: nil, quantity: 3, quantityRefunded: 1)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),
         Row(name: "so many that the grant would pass the largest amount", before: nil, after: tx(.succeeded, quantity: Int.max)!, product: pack,
             expected: [.grant(user: "u", amounts: ["credits": BalanceAdjustments.largestAmount], cause: .purchase, key: keys.grant)]),
     ]
@@ -129,7 +147,7 @@ struct CurrencyGrantDecisionTests {
     /// Every key the decision makes, and an expiry's (sluice_expire_balance_lots prefixes the
     /// grant's key with `expiry:`), is one the API and operators may not use.
     @Test func everyKeyOfSluicesOwnIsReserved() throws {
-        for key in [Self.keys.grant, Self.keys.takeBack, Self.keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(Self.keys.takeBack, refunded: 3)] {
+        for key in [Self.keys.grant, Self.keys.takeBack, Self.keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(Self.keys.takeBack, refunded: .init(measure: .money, numerator: 3, denominator: 10))] {
             #expect(CurrencyGrantDecision.isReserved(key), "\(key)")
         }
         let expiry = try String(contentsOf: TestDatabase.migrationsDirectory.appendingPathComponent("functions/sluice_expire_balance_lots.sql"), encoding: .utf8)

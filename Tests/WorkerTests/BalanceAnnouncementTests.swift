@@ -52,8 +52,10 @@ struct BalanceAnnouncementTests {
         var paid = TransactionState(source: .webCheckout, providerTransactionID: "pi_2", environment: .sandbox, status: .succeeded)
         paid.amount = 100
         let keys = CurrencyGrantDecision.keys(of: paid)
-        for key in [keys.grant, keys.takeBack, keys.giveBack, CurrencyGrantDecision.partialTakeBackKey(keys.takeBack, refunded: 30), "expiry:" + keys.grant,
-                    keys.takeBack + "@2", keys.giveBack + "@1"] {
+        let partly = [CurrencyGrantDecision.RefundedPart.Measure.money, .quantity].map {
+            CurrencyGrantDecision.partialTakeBackKey(keys.takeBack, refunded: .init(measure: $0, numerator: 30, denominator: 100))
+        }
+        for key in [keys.grant, keys.takeBack, keys.giveBack, "expiry:" + keys.grant, keys.takeBack + "@2", keys.giveBack + "@1"] + partly {
             #expect(BalanceAnnouncer.providerTransactionID(ofKey: key) == "pi_2", "\(key)")
         }
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:other:a:b:c") == nil)

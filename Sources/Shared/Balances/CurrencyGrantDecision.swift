@@ -60,7 +60,8 @@ public enum CurrencyGrantDecision {
     public static func isReserved(_ key: String) -> Bool { reservedKeyPrefixes.contains { key.hasPrefix($0) } }
 
     /// The idempotency keys of one transaction's grant, take-back and give-back. A refund in
-    /// part while the payment stands takes back under `takeBack#<amount refunded so far>`
+    /// part while the payment stands takes back under `takeBack#<amount refunded so far>`, or
+    /// `takeBack#q<how many refunded so far>` for some of a purchase of several
     /// (``partialTakeBackKey(_:refunded:)``), one key per step.
     public static func keys(of transaction: TransactionState) -> (grant: String, takeBack: String, giveBack: String) {
         let key = EntityKey.transaction(source: transaction.source, environment: transaction.environment, id: transaction.providerTransactionID)
@@ -69,8 +70,43 @@ public enum CurrencyGrantDecision {
     }
 
     /// The key of a take-back for a refund in part, `refunded` the payment's refund so far.
-    public static func partialTakeBackKey(_ takeBackKey: String, refunded: Int64) -> String {
-        takeBackKey + "#" + String(refunded)
+    public static func partialTakeBackKey(_ takeBackKey: String, refunded: RefundedPart) -> String {
+        switch refunded.measure {
+        case .money: takeBackKey + "#" + String(refunded.numerator)
+        case .quantity: takeBackKey + "#q" + String(refunded.numerator)
+        }
+    }
+
+    /// How much of a payment that stands was refunded so far, as a share of it: money, when it
+    /// has an amount (a subscription period's, Stripe's `amount_refunded`); else how many of a
+    /// purchase of several (Google Play's quantity-based refund, which names no price).
+    public struct RefundedPart: Sendable, Equatable {
+        public enum Measure: Sendable, Equatable { case money, quantity }
+        public var measure: Measure
+        public var numerator: Int64
+        public var denominator: Int64
+
+        public init(measure: Measure, numerator: Int64, denominator: Int64) {
+            (self.measure, self.numerator, self.denominator) = (measure, numerator, denominator)
+        }
+
+        /// `nil` when nothing was refunded, or the transaction says of neither.
+        public init?(of transaction: TransactionState) {
+            if let amount = transaction.amount, amount > 0 {
+                guard let refunded = transaction.amountRefunded, refunded > 0 else { return nil }
+                (measure, numerator, denominator) = (.money, min(refunded, amount), amount)
+            } else if let quantity = transaction.quantity, quantity > 1, let refunded = transaction.quantityRefunded, refunded > 0 {
+                (measure, numerator, denominator) = (.quantity, Int64(min(refunded, quantity)), Int64(quantity))
+            } else {
+                return nil
+            }
+        }
+
+        /// Whether it is more than `earlier` refunded (by the same measure).
+        func isMore(than earlier: RefundedPart?) -> Bool {
+            guard let earlier, earlier.measure == measure else { return true }
+            return numerator > earlier.numerator
+        }
     }
 
     /// - Parameters:
@@ -95,13 +131,13 @@ public enum CurrencyGrantDecision {
         case .succeeded where !wasPaid || userLearned:
             guard let grant = grant(after, product: product, firstPeriod: firstPeriod, periodEnd: periodEnd) else { return [] }
             // Refunded in part already (the first event seen of it, or of its user).
-            return [grant] + partialTakeBack(after, refundedBefore: 0, keys: keys)
+            return [grant] + partialTakeBack(after, before: nil, keys: keys)
         case .succeeded where wasTakenBack:
             // A refund in part made before or during the dispute stands: taken (again) after.
-            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)] + partialTakeBack(after, refundedBefore: 0, keys: keys)
+            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)] + partialTakeBack(after, before: nil, keys: keys)
         case .succeeded:
             // A refund in part, or a further one: the payment stands.
-            return partialTakeBack(after, refundedBefore: before?.amountRefunded ?? 0, keys: keys)
+            return partialTakeBack(after, before: before.flatMap(RefundedPart.init(of:)), keys: keys)
         case .refunded, .disputed:
             guard before?.status == .succeeded else { return [] }
             // A subscription period refunded in part takes back its share, and so do some of a
@@ -119,19 +155,13 @@ public enum CurrencyGrantDecision {
         }
     }
 
-    /// The take-back of a payment refunded in part, when its refund grew past `refundedBefore`.
+    /// The take-back of a payment refunded in part, when its refund grew past `before`'s.
     private static func partialTakeBack(
-        _ paid: TransactionState, refundedBefore: Int64, keys: (grant: String, takeBack: String, giveBack: String)
+        _ paid: TransactionState, before: RefundedPart?, keys: (grant: String, takeBack: String, giveBack: String)
     ) -> [Change] {
-        guard let refunded = paid.amountRefunded, refunded > refundedBefore, let share = refundedShare(paid) else { return [] }
+        guard let share = RefundedPart(of: paid), share.isMore(than: before) else { return [] }
         return [.takeBack(grantKey: keys.grant, numerator: share.numerator, denominator: share.denominator,
-                          key: partialTakeBackKey(keys.takeBack, refunded: refunded))]
-    }
-
-    /// How much of the payment was refunded, as a fraction of at most 1; `nil` without an amount.
-    private static func refundedShare(_ transaction: TransactionState) -> (numerator: Int64, denominator: Int64)? {
-        guard let amount = transaction.amount, let refunded = transaction.amountRefunded, amount > 0, refunded > 0 else { return nil }
-        return (min(refunded, amount), amount)
+                          key: partialTakeBackKey(keys.takeBack, refunded: share))]
     }
 
     /// The grant of a paid transaction whose entitlement learned its user only now (the
@@ -143,7 +173,7 @@ public enum CurrencyGrantDecision {
         var linked = transaction
         linked.userID = user
         guard let grant = grant(linked, product: product, firstPeriod: false, periodEnd: transaction.periodEnd ?? periodEnd) else { return [] }
-        return [grant] + partialTakeBack(linked, refundedBefore: 0, keys: keys(of: linked))
+        return [grant] + partialTakeBack(linked, before: nil, keys: keys(of: linked))
     }
 
     /// The grant of a paid transaction with a user, of its catalog product's currencies; a

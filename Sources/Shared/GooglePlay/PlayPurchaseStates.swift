@@ -94,6 +94,15 @@ public struct PlayProductPurchase: Decodable, Sendable, Equatable {
     public var quantity: Int?
     public var obfuscatedExternalAccountId: String?
     public var regionCode: String?
+    /// How many of `quantity` were not refunded: less than it after a quantity-based partial
+    /// refund (Google counts full refunds too).
+    public var refundableQuantity: Int?
+
+    /// How many of a purchase of several were refunded while the rest stands; `nil` for none.
+    public var quantityRefunded: Int? {
+        guard let quantity, quantity > 1, let refundableQuantity, refundableQuantity >= 0, refundableQuantity < quantity else { return nil }
+        return quantity - refundableQuantity
+    }
 }
 
 /// Google's `Money`: `units` a string of whole units, `nanos` billionths.

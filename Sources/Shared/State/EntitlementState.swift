@@ -94,6 +94,9 @@ public struct TransactionState: Sendable, Equatable {
     /// How many of the product it bought, when more than one (Apple's and Google Play's
     /// `quantity`); `nil` is one. A currency grant is the product's amounts times it.
     public var quantity: Int?
+    /// How many of `quantity` were refunded while the rest stands (Google Play's quantity-based
+    /// partial refund); `nil` is none. A currency grant takes back their share.
+    public var quantityRefunded: Int?
     public var lastEventTime: Date?
 
     public init(

@@ -83,6 +83,7 @@ public enum TransactionColumns {
     public static let names = [
         "source", "environment", "provider_transaction_id", "entitlement_key", "user_id", "product_id", "product_type", "status",
         "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time", "quantity",
+        "quantity_refunded",
     ]
 
     /// The names as a SELECT list (fixed text, safe to splice).
@@ -107,6 +108,7 @@ public enum TransactionColumns {
         t.periodEnd = try c["period_end"].decode(Date?.self)
         t.lastEventTime = try c["last_event_time"].decode(Date?.self)
         t.quantity = try c["quantity"].decode(Int32?.self).map(Int.init)
+        t.quantityRefunded = try c["quantity_refunded"].decode(Int32?.self).map(Int.init)
         return t
     }
 }

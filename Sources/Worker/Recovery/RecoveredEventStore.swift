@@ -15,7 +15,7 @@ struct RecoveredEventStore: Sendable {
     func store(_ records: [EventRecord], dryRun: Bool, into report: inout RecoveryReport) async throws {
         guard !records.isEmpty else { return }
         if dryRun {
-            let known = try await existing(records)
+            let known = try await existing(records.map(\.key))
             let new = Set(records.map(\.key)).subtracting(known).count
             report.stored += new
             report.alreadyStored += records.count - new
@@ -31,11 +31,11 @@ struct RecoveredEventStore: Sendable {
         }
     }
 
-    /// The keys of `records` already in the queue.
-    private func existing(_ records: [EventRecord]) async throws -> Set<EventKey> {
+    /// Those of `keys` already in the queue (or once there).
+    func existing(_ keys: [EventKey]) async throws -> Set<EventKey> {
         var known = Set<EventKey>()
-        for source in Set(records.map(\.source)) {
-            let ids = records.filter { $0.source == source }.map(\.externalID)
+        for source in Set(keys.map(\.source)) {
+            let ids = keys.filter { $0.source == source }.map(\.externalID)
             for try await id in try await client.query(
                 """
                 SELECT external_id FROM events WHERE source = \(source.rawValue) AND external_id = ANY(\(ids))

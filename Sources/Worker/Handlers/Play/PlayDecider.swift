@@ -181,6 +181,11 @@ struct PlayDecider {
             transaction.productType = .nonConsumable
             // Several of a product bought at once (multi-quantity in Play Console).
             transaction.quantity = purchase.quantity.flatMap { $0 > 1 ? $0 : nil } ?? transaction.quantity
+            // Some of them refunded (a quantity-based partial refund): never fewer than a state
+            // applied before said, should an older answer come late.
+            if let refunded = purchase.quantityRefunded {
+                transaction.quantityRefunded = max(refunded, transaction.quantityRefunded ?? 0)
+            }
             transaction.purchasedAt = transaction.purchasedAt ?? purchase.purchaseTimeMillis?.date
             if status == voidedStatus, transaction.status != .refunded {
                 transaction.status = .refunded
@@ -199,7 +204,8 @@ struct PlayDecider {
         let key = state.entityKey
         let voidedAt = voided.voidedTimeMillis?.date ?? event.time
         if voided.isPartial {
-            // Part of a quantity-based purchase: the purchase stands.
+            // Part of a quantity-based purchase: the purchase stands. How many were refunded comes
+            // with the purchase's state, fetched after it (PlayPartialRefunds).
             return .recorded("a partial refund of a quantity-based purchase: access stays", entityKey: key)
         }
         var decision = Decision(outcome: .applied, entityKey: key)

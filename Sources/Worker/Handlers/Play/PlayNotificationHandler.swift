@@ -9,7 +9,9 @@ import Shared
 /// Follows a stored Google Play push (`play`) to the purchase it points at: fetches the purchase's
 /// state from the Play Developer API and stores it as a `play_purchase` row, which
 /// ``PlayPurchaseHandler`` applies. A voided purchase is stored as it came (it is the fact); a
-/// test notification is only recorded.
+/// partial refund of a one-time purchase also has the purchase's state fetched after it
+/// (``PlayPartialRefunds``), which says how many were refunded; a test notification is only
+/// recorded.
 ///
 /// The fetch happens outside any transaction. The state row is keyed by the push's `messageId`, so
 /// a retried attempt stores it once; the push's own row is completed by the pool.
@@ -31,16 +33,24 @@ struct PlayNotificationHandler: JobHandler {
             return
         }
         guard let packageName = notification.packageName else { throw Rejection(.malformed, "the notification names no packageName") }
-        let record: PlayPurchaseRecord
-        let externalID: String
+        var records: [EventRecord] = []
         if let voided = notification.voidedPurchaseNotification {
             let void = PlayPurchaseRecord.Voided(
                 orderId: voided.orderId, voidedTimeMillis: notification.eventTimeMillis, partial: voided.refundType == 2 ? true : nil)
-            record = PlayPurchaseRecord(
-                cause: type.rawValue, fetchedAt: Date(), kind: voided.productType == 2 ? .product : .subscription, packageName: packageName,
-                productID: nil, purchaseToken: purchaseToken, voided: void, purchase: nil)
+            let kind: PlayProductKind = voided.productType == 2 ? .product : .subscription
             // The same key as voidedpurchases.list's: a void pushed and listed is one row.
-            externalID = PlayPurchaseRecord.voidedExternalID(void, token: purchaseToken)
+            records.append(PlayPurchaseRecord(
+                cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName,
+                productID: nil, purchaseToken: purchaseToken, voided: void, purchase: nil
+            ).record(externalID: PlayPurchaseRecord.voidedExternalID(void, token: purchaseToken)))
+            if void.isPartial, kind == .product {
+                if let api {
+                    let after = PlayPartialRefunds(api: api, client: client, logger: logger)
+                    if let state = try await after.stateRecord(after: void, token: purchaseToken, packageName: packageName) { records.append(state) }
+                } else {
+                    logger.warning("a partial refund's count is not fetched: GOOGLE_PLAY_SERVICE_ACCOUNT_FILE is not set", metadata: ["event_id": "\(job.id)"])
+                }
+            }
         } else {
             guard let api else {
                 throw AttemptFailure(reason: "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE is not set: the purchase's state cannot be fetched")
@@ -59,18 +69,23 @@ struct PlayNotificationHandler: JobHandler {
                 logger.info("Google no longer knows the purchase", metadata: ["event_id": "\(job.id)", "type": "\(type)"])
                 return
             }
-            // Stored as it came, so it must be what Google documents: one JSON object.
-            guard (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) is [String: Any] else {
-                throw AttemptFailure(reason: "the Play Developer API answered something that is not a JSON object")
-            }
-            record = PlayPurchaseRecord(
-                cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken, purchase: answer)
-            externalID = "push:" + (job.externalID ?? String(job.id))
+            try Self.checkIsObject(answer)
+            records.append(PlayPurchaseRecord(
+                cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken, purchase: answer
+            ).record(externalID: "push:" + (job.externalID ?? String(job.id))))
         }
-        let stored = try await EventStore(client: client, proof: proof, logger: logger).insert([record.record(externalID: externalID)])
+        let stored = try await EventStore(client: client, proof: proof, logger: logger).insert(records)
         logger.info("Google Play purchase state stored", metadata: [
-            "event_id": "\(job.id)", "type": "\(type)", "result": "\(stored.first.map { "\($0)" } ?? "?")",
+            "event_id": "\(job.id)", "type": "\(type)", "result": "\(stored.map { "\($0)" }.joined(separator: ", "))",
         ])
+    }
+
+    /// An answer of the Play Developer API is stored as it came, so it must be what Google
+    /// documents: one JSON object.
+    static func checkIsObject(_ answer: ByteBuffer) throws {
+        guard (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) is [String: Any] else {
+            throw AttemptFailure(reason: "the Play Developer API answered something that is not a JSON object")
+        }
     }
 
     /// The push's notification, from the stored push.

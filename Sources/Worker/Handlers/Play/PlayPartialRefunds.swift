@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import Shared
+
+/// Follows a quantity-based partial refund of a Google Play one-time purchase (`refundType` 2, or
+/// a listed void with a `voidedQuantity`). Neither the push nor the listing says how many of the
+/// purchase were refunded in all; the purchase's state does (`quantity` less
+/// `refundableQuantity`). This fetches that state and makes its `play_purchase` row, which
+/// ``PlayPurchaseHandler`` applies: the transaction's `quantity_refunded`, and the take-back of
+/// that share of its currency grant (``CurrencyGrantDecision``).
+struct PlayPartialRefunds: Sendable {
+    let api: PlayDeveloperAPI
+    let client: PostgresClient
+    let logger: Logger
+
+    /// The purchase's state row after `voided`, keyed after the void's own row, so that a void
+    /// pushed and listed is followed once. `nil` when the void is not a partial refund, when no
+    /// entitlement here knows the purchase (its state, when it comes, carries the count), or when
+    /// Google no longer knows it.
+    func stateRecord(after voided: PlayPurchaseRecord.Voided, token: String, packageName: String) async throws -> EventRecord? {
+        guard voided.isPartial, let productID = try await productID(of: token) else { return nil }
+        guard let answer = try await api.product(packageName: packageName, productID: productID, token: token) else { return nil }
+        try PlayNotificationHandler.checkIsObject(answer)
+        return PlayPurchaseRecord(
+            cause: PlayNotificationType.voidedPurchase.rawValue, fetchedAt: Date(), kind: .product, packageName: packageName,
+            productID: productID, purchaseToken: token, purchase: answer
+        ).record(externalID: Self.externalID(after: voided, token: token))
+    }
+
+    /// The state row's key: `after:` and the void's.
+    static func externalID(after voided: PlayPurchaseRecord.Voided, token: String) -> String {
+        "after:" + PlayPurchaseRecord.voidedExternalID(voided, token: token)
+    }
+
+    /// The Play product id of the entitlement the token is linked to, in any environment.
+    private func productID(of token: String) async throws -> String? {
+        let kind = ProviderLink.Kind.playPurchaseToken.rawValue
+        let rows = try await client.query(
+            """
+            SELECT e.product_id FROM provider_links l JOIN entitlements e ON e.entity_key = l.entitlement_key
+            WHERE l.kind = \(kind) AND l.external_id = \(token) LIMIT 1
+            """, logger: logger)
+        for try await productID in rows.decode(String.self) { return productID }
+        return nil
+    }
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+import DevSupport
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@testable import Worker
+
+/// Google Play's quantity-based partial refund of a purchase of several (docs/google-play.md):
+/// neither the push nor the listing says how many were refunded in all; the purchase's state,
+/// fetched after the void, does, and the refunded share of the currencies granted is taken back.
+@Suite(.timeLimit(.minutes(3)))
+struct PlayPartialRefundTests {
+    static let pack = CatalogProduct(id: "coins.pack", type: .consumable, playProductIDs: ["coins.pack"], currencyGrants: ["coins": 100])
+
+    static func coins(_ play: PlayHarness, _ user: String) async throws -> Int64 {
+        try await BalanceStore(client: play.harness.db.client, logger: TestDatabase.logger).balances(user: user)["coins"] ?? 0
+    }
+
+    @Test func aRefundOfOneOfThreeTakesBackAThirdOnceAndTheAccessStays() async throws {
+        try await PlayHarness.run { play in
+            _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
+            play.api.setProduct("pq-1", SamplePlayPurchases.product("coins.pack", order: "GPA.q1", account: "user-q", quantity: 3))
+            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "pq-1", sku: "coins.pack"))
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-q") == 300)
+
+            // One of the three refunded: Google's state now has two refundable. The push comes three
+            // times (twice as one Pub/Sub message, once as another), all at once.
+            play.api.setProduct("pq-1", SamplePlayPurchases.product("coins.pack", order: "GPA.q1", account: "user-q", quantity: 3, refunded: 1))
+            let first = Date()
+            let void = SamplePlayNotifications.voided(token: "pq-1", orderID: "GPA.q1", productType: 2, refundType: 2, at: first)
+            let message = UUID().uuidString
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for id in [message, message, UUID().uuidString] { group.addTask { try await play.push(void, messageID: id) } }
+                try await group.waitForAll()
+            }
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-q") == 200)
+            #expect(try await play.text("SELECT quantity_refunded::text FROM transactions WHERE provider_transaction_id = 'GPA.q1'") == "1")
+            #expect(try await play.entitlement("play:pq-1")?.status == "active")
+
+            // A second one refunded later, found only by listing voids: another third.
+            play.api.setProduct("pq-1", SamplePlayPurchases.product("coins.pack", order: "GPA.q1", account: "user-q", quantity: 3, refunded: 2))
+            play.api.addVoided([
+                "kind": "androidpublisher#voidedPurchase", "purchaseToken": "pq-1", "orderId": "GPA.q1",
+                "purchaseTimeMillis": "1468825200000", "voidedTimeMillis": String(Int64(Date().addingTimeInterval(1).timeIntervalSince1970 * 1_000)),
+                "voidedSource": 0, "voidedReason": 1, "voidedQuantity": 1,
+            ])
+            let recovery = PlayRecovery(
+                api: try play.playAPI(), packageNames: [SamplePlayNotifications.packageName],
+                store: RecoveredEventStore(client: play.harness.db.client, logger: TestDatabase.logger))
+            let report = try await recovery.recover(from: Date().addingTimeInterval(-3_600), to: Date().addingTimeInterval(60), dryRun: false, logger: TestDatabase.logger)
+            #expect(report.found == 1 && report.stored == 1)
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-q") == 100)
+            // Listed again: nothing fetched or taken again.
+            let again = try await recovery.recover(from: Date().addingTimeInterval(-3_600), to: Date().addingTimeInterval(60), dryRun: false, logger: TestDatabase.logger)
+            #expect(again.stored == 0)
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-q") == 100)
+            #expect(try await play.harness.db.scalar(
+                "SELECT count(*) FROM balance_transactions WHERE user_id = 'user-q' AND cause = 'refund'") == 2)
+        }
+    }
+}
