@@ -23,6 +23,22 @@ struct ConsumptionAnswerTests {
         #expect(ConsumptionAnswer.consumed(purchase, now: Self.now) == expected)
     }
 
+    /// Credits spent first in first out: the balance left is the newest credits'.
+    @Test(arguments: [
+        // (granted, balance now, arrived after the grant, expected milliunits)
+        (["credits": 500], ["credits": 500], ["credits": 500], 100_000),  // all spent, then another pack bought
+        (["credits": 500], ["credits": 700], ["credits": 500], 60_000),
+        (["credits": 500], ["credits": 1_200], ["credits": 500], 0),  // older credits left: this grant untouched
+        (["credits": 500], ["credits": 300], ["gems": 40], 40_000),  // another currency arrived: no bearing
+        (["credits": 500, "gems": 10], ["credits": 900, "gems": 10], ["credits": 400, "gems": 10], 100_000),
+    ] as [([String: Int64], [String: Int64], [String: Int64], Int)])
+    func creditsThatArrivedAfterTheGrantAreSpentLast(
+        granted: [String: Int64], balances: [String: Int64], arrived: [String: Int64], expected: Int
+    ) {
+        let purchase = ConsumptionAnswer.Purchase(transaction: Self.paid(), granted: granted, balances: balances, arrivedSince: arrived)
+        #expect(ConsumptionAnswer.consumed(purchase, now: Self.now) == expected)
+    }
+
     @Test func aSubscriptionsConsumptionIsTheShareOfItsPeriodGone() {
         let purchase = ConsumptionAnswer.Purchase(
             transaction: Self.paid(), periodStart: Self.now.addingTimeInterval(-25 * 86_400), periodEnd: Self.now.addingTimeInterval(5 * 86_400))

@@ -71,6 +71,40 @@ struct ConsumptionRequestTests {
         }
     }
 
+    /// A pack of 500 credits spent in full, then a second pack bought: the refund request of the
+    /// first is answered as used in full (the 500 left are the second pack's), not as unused.
+    @Test func aPackSpentBeforeTheNextWasBoughtIsAnsweredAsUsed() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
+                    CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
+                func pack(_ id: String, ago: TimeInterval) -> SampleAppleTransaction {
+                    var pack = SampleAppleTransaction(
+                        transactionId: id, bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
+                        purchaseDate: Date().addingTimeInterval(-ago))
+                    pack.environment = "Sandbox"
+                    return pack
+                }
+                let first = pack("4300", ago: 7_200)
+                try await system.sync(first, userID: "user_twice")
+                try await system.drain()
+                _ = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).adjust(
+                    user: "user_twice", try BalanceAdjustments(["credits": -500]), cause: .api, key: "spend-all", digest: nil)
+                try await system.sync(pack("4301", ago: 3_600), userID: "user_twice")
+                try await system.drain()
+                #expect(try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: "user_twice") == ["credits": 500])
+
+                try await system.notify("CONSUMPTION_REQUEST", transaction: first)
+                try await system.drain()
+                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
+                let sent = try #require(standIn.consumption.first)
+                #expect(sent.transactionID == "4300")
+                #expect(sent.body
+                    == #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#)
+            }
+        }
+    }
+
     /// Apple failing is retried later; Apple refusing is kept as failed; a request past Apple's
     /// 12 hours is not answered.
     @Test func failuresAreRetriedRefusalsKeptAndLateRequestsLeft() async throws {

@@ -43,6 +43,9 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
         /// What its catalog product granted (the grant's `applied`), and the user's balances now.
         var granted: [String: Int64]?
         var balances: [String: Int64] = [:]
+        /// What reached the user's balances after the grant (later grants, deposits, give-backs):
+        /// spent after the grant's, first in first out.
+        var arrivedSince: [String: Int64] = [:]
         /// A subscription period's start and end, for the share of time used.
         var periodStart: Date?
         var periodEnd: Date?
@@ -70,11 +73,17 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
     /// How much of the purchase was used, in milliunits: of the currencies it granted, the largest
     /// share no longer in the balance; of a subscription period, the share of time gone; `nil`
     /// when neither is known.
+    ///
+    /// Credits are taken as spent first in first out: what is left of a balance is the newest
+    /// credits', so the grant keeps only what the balance holds beyond what arrived after it. 500
+    /// granted, all spent, then another 500 bought: the balance of 500 is the second pack's, and
+    /// the first was used in full.
     static func consumed(_ purchase: Purchase, now: Date) -> Int? {
         if let granted = purchase.granted, !granted.isEmpty {
             let shares = granted.compactMap { currency, amount -> Double? in
                 guard amount > 0 else { return nil }
-                let left = min(max(purchase.balances[currency] ?? 0, 0), amount)
+                let balance = max(purchase.balances[currency] ?? 0, 0)
+                let left = min(max(balance - max(purchase.arrivedSince[currency] ?? 0, 0), 0), amount)
                 return Double(amount - left) / Double(amount)
             }
             if let share = shares.max() { return milliunits(share) }

@@ -105,10 +105,10 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         }
     }
 
-    /// What Sluice knows of the purchase: its ledger row, its grant and its user's balances.
+    /// What Sluice knows of the purchase: its ledger row, its grant, and the balances of the user
+    /// it was granted to, with what reached them after the grant.
     private func purchase(_ request: Request) async throws -> ConsumptionAnswer.Purchase {
         var purchase = ConsumptionAnswer.Purchase()
-        var user: String?
         for try await (status, userID, purchasedAt, periodEnd) in try await client.query(
             """
             SELECT status, user_id, purchased_at, period_end FROM transactions
@@ -123,19 +123,37 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             purchase.transaction = transaction
             purchase.periodStart = purchasedAt
             purchase.periodEnd = periodEnd
-            user = userID
         }
         guard let transaction = purchase.transaction else { return purchase }
         let grantKey = CurrencyGrantDecision.keys(of: transaction).grant
-        for try await applied in try await client.query(
-            "SELECT applied::text FROM balance_transactions WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1", logger: logger
-        ).decode(String.self) {
+        var grant: (position: Int64, user: String)?
+        for try await (applied, position, grantee) in try await client.query(
+            "SELECT applied::text, position, user_id FROM balance_transactions WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1",
+            logger: logger
+        ).decode((String, Int64, String).self) {
             purchase.granted = try JSONDecoder().decode([String: Int64].self, from: Data(applied.utf8))
+            grant = (position, grantee)
         }
-        if purchase.granted != nil, let user {
-            purchase.balances = try await BalanceStore(client: client, logger: logger).balances(user: user)
+        if let grant {
+            purchase.balances = try await BalanceStore(client: client, logger: logger).balances(user: grant.user)
+            purchase.arrivedSince = try await arrived(to: grant.user, after: grant.position)
         }
         return purchase
+    }
+
+    /// What reached `user`'s balances in the ledger rows after `position`, by currency: the
+    /// positive amounts each row applied.
+    private func arrived(to user: String, after position: Int64) async throws -> [String: Int64] {
+        var arrived: [String: Int64] = [:]
+        for try await (currency, amount) in try await client.query(
+            """
+            SELECT a.key, sum(a.value::bigint)::bigint FROM balance_transactions t, jsonb_each_text(t.applied) AS a
+            WHERE t.user_id = \(user) AND t.position > \(position) AND a.value::bigint > 0 GROUP BY a.key
+            """, logger: logger
+        ).decode((String, Int64).self) {
+            arrived[currency] = amount
+        }
+        return arrived
     }
 
     private func finish(_ id: Int64, state: String, body: String?, error: String?) async throws {
