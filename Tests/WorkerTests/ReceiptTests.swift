@@ -77,6 +77,28 @@ struct ReceiptTests {
         }
     }
 
+    /// Apple refusing Sluice's key is `502 app_store_refused` (sending again changes nothing);
+    /// Apple unavailable is `503 app_store_unavailable` with `Retry-After` (send again later);
+    /// neither stores anything, and the receipt goes through once Apple answers.
+    @Test func appleRefusingAndAppleUnavailableAreToldApart() async throws {
+        try await Self.run { system, standIn in
+            let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
+            standIn.misbehave { _, _ in .status(401) }
+            let refused = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_r"])
+            #expect(refused.status == .badGateway && PlayHarness.errorCode(refused) == "app_store_refused", "\(String(buffer: refused.body))")
+
+            standIn.misbehave { _, _ in .status(503) }
+            let unavailable = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_r"])
+            #expect(unavailable.status == .serviceUnavailable && PlayHarness.errorCode(unavailable) == "app_store_unavailable",
+                    "\(String(buffer: unavailable.body))")
+            #expect(unavailable.headers[.retryAfter] == "30")
+            #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE source = 'storekit'") == 0)
+
+            standIn.misbehave { _, _ in nil }
+            #expect(try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_r"]).status == .accepted)
+        }
+    }
+
     /// The attack: a receipt's PKCS#7 signature is not checked (Apple's ReceiptUtility does not
     /// either), so whoever knows a transaction id can make one. Posted for another user, it
     /// stores that user's syncs but moves no purchase from the user who holds it, whatever

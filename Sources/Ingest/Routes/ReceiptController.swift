@@ -216,8 +216,7 @@ extension ReceiptTransactionHistory {
                         transactionID: transactionID, bundleID: bundleID, environment: environment, revision: revision, newestFirst: true,
                         logger: logger)
                 } catch let error as ProviderAPIError {
-                    logger.warning("the App Store Server API failed", metadata: ["status": "\(error.status.map(String.init) ?? "none")"])
-                    throw APIError(.badGateway, code: "app_store_unavailable", message: "the App Store Server API answered: \(error)")
+                    throw Self.answer(to: error, logger: logger)
                 }
                 guard let page else { break }
                 found = true
@@ -228,5 +227,28 @@ extension ReceiptTransactionHistory {
             if found { return (environment, Array(signed.prefix(Self.mostTransactions).reversed())) }
         }
         throw APIError(.notFound, code: "transaction_not_found", message: "the App Store knows no transaction \(transactionID.prefix(64)) of this receipt")
+    }
+
+    /// What the app is told when Apple's answer was a failure (after ``ProviderCall``'s retries):
+    /// Apple unavailable (no answer, `429`, `5xx`) is `503 app_store_unavailable` with
+    /// `Retry-After`, for the app to send the receipt again; Apple refusing Sluice (`401`: the
+    /// App Store Server API key is wrong or revoked; any other `4xx`) is `502 app_store_refused`,
+    /// logged as an error for the operator, since sending again changes nothing.
+    static func answer(to error: ProviderAPIError, logger: Logger) -> APIError {
+        let status = error.status.map(String.init) ?? "none"
+        switch error.status {
+        case nil, 429?, .some(500...):
+            logger.warning("the App Store Server API is unavailable", metadata: ["status": "\(status)"])
+            return APIError(
+                .serviceUnavailable, code: "app_store_unavailable", message: "the App Store Server API is unavailable: \(error)",
+                headers: [.retryAfter: "30"])
+        case 401?:
+            logger.error("the App Store Server API refused Sluice's key: check APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE",
+                         metadata: ["status": "\(status)"])
+            return APIError(.badGateway, code: "app_store_refused", message: "the App Store Server API refused this server's credentials")
+        default:
+            logger.error("the App Store Server API refused the request", metadata: ["status": "\(status)", "error": "\(error.message)"])
+            return APIError(.badGateway, code: "app_store_refused", message: "the App Store Server API refused the request: \(error)")
+        }
     }
 }
