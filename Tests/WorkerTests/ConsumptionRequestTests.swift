@@ -105,6 +105,42 @@ struct ConsumptionRequestTests {
         }
     }
 
+    /// A pack of 500 unspent, a second pack bought and refunded: the 500 left are the first pack's
+    /// (what was taken back never arrived to be spent), so it is answered as unused.
+    @Test func aLaterPackTakenBackIsNotCountedAsWhatIsLeft() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
+                    CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
+                func pack(_ id: String, ago: TimeInterval) -> SampleAppleTransaction {
+                    var pack = SampleAppleTransaction(
+                        transactionId: id, bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
+                        purchaseDate: Date().addingTimeInterval(-ago))
+                    pack.environment = "Sandbox"
+                    return pack
+                }
+                let first = pack("4400", ago: 7_200)
+                try await system.sync(first, userID: "user_kept")
+                try await system.drain()
+                var second = pack("4401", ago: 3_600)
+                try await system.sync(second, userID: "user_kept")
+                try await system.drain()
+                second.revocationDate = Date().addingTimeInterval(-60).millisecondsSince1970
+                second.revocationReason = 0
+                try await system.notify("REFUND", transaction: second)
+                try await system.drain()
+                #expect(try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: "user_kept") == ["credits": 500])
+
+                try await system.notify("CONSUMPTION_REQUEST", transaction: first)
+                try await system.drain()
+                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
+                let sent = try #require(standIn.consumption.first)
+                #expect(sent.body
+                    == #"{"consumptionPercentage":0,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":false}"#)
+            }
+        }
+    }
+
     /// Apple failing is retried later; Apple refusing is kept as failed; a request past Apple's
     /// 12 hours is not answered.
     @Test func failuresAreRetriedRefusalsKeptAndLateRequestsLeft() async throws {

@@ -63,6 +63,28 @@ struct PlayPartialRefundTests {
             #expect(try await Self.coins(play, "user-q") == 100)
             #expect(try await play.harness.db.scalar(
                 "SELECT count(*) FROM balance_transactions WHERE user_id = 'user-q' AND cause = 'refund'") == 2)
+            // One state fetched after each refund: the pushes and the second listing fetched no more.
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE external_id LIKE 'after:%'") == 2)
+        }
+    }
+
+    /// Google refusing to say the purchase's state after a partial refund (a `4xx`) does not stop
+    /// the void itself from being stored and applied, nor leave the push failing forever.
+    @Test func googleRefusingTheStateStillStoresTheVoid() async throws {
+        try await PlayHarness.run { play in
+            _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
+            play.api.setProduct("pq-2", SamplePlayPurchases.product("coins.pack", order: "GPA.q2", account: "user-s", quantity: 2))
+            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "pq-2", sku: "coins.pack"))
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-s") == 200)
+            // Google now answers 400 purchaseTokenDoesNotMatchProductId for the product Sluice knows.
+            play.api.setProduct("pq-2", SamplePlayPurchases.product("coins.other", order: "GPA.q2", account: "user-s", quantity: 2, refunded: 1))
+            try await play.push(SamplePlayNotifications.voided(token: "pq-2", orderID: "GPA.q2", productType: 2, refundType: 2))
+            try await play.harness.drain()
+            #expect(try await play.harness.db.scalar(
+                "SELECT count(*) FROM events WHERE source = 'play_purchase' AND type = 'VOIDED_PURCHASE' AND state = 'done'") == 1)
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE state <> 'done'") == 0)
+            #expect(try await Self.coins(play, "user-s") == 200)
         }
     }
 }

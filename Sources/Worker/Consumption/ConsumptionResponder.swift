@@ -141,14 +141,18 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         return purchase
     }
 
-    /// What reached `user`'s balances in the ledger rows after `position`, by currency: the
-    /// positive amounts each row applied.
+    /// What reached `user`'s balances in the ledger rows after the grant at `position` and is
+    /// still there to be spent, by currency: the positive amounts each later row applied, less
+    /// what later took those back or let them expire (the rows that reverse them). The grant's
+    /// own take-backs, give-backs and expiries are not arrivals.
     private func arrived(to user: String, after position: Int64) async throws -> [String: Int64] {
         var arrived: [String: Int64] = [:]
         for try await (currency, amount) in try await client.query(
             """
             SELECT a.key, sum(a.value::bigint)::bigint FROM balance_transactions t, jsonb_each_text(t.applied) AS a
-            WHERE t.user_id = \(user) AND t.position > \(position) AND a.value::bigint > 0 GROUP BY a.key
+            WHERE t.user_id = \(user) AND t.position > \(position) AND t.reverses IS DISTINCT FROM \(position)
+              AND (a.value::bigint > 0 OR t.reverses > \(position))
+            GROUP BY a.key
             """, logger: logger
         ).decode((String, Int64).self) {
             arrived[currency] = amount

@@ -20,10 +20,22 @@ struct PlayPartialRefunds: Sendable {
     /// The purchase's state row after `voided`, keyed after the void's own row, so that a void
     /// pushed and listed is followed once. `nil` when the void is not a partial refund, when no
     /// entitlement here knows the purchase (its state, when it comes, carries the count), or when
-    /// Google no longer knows it.
+    /// Google no longer knows it or refuses to say (a `4xx`, logged: the void itself is still
+    /// stored, and asking again would change nothing).
+    ///
+    /// - Throws: Google unavailable (no answer, `429`, `5xx`), for the caller to try again later.
     func stateRecord(after voided: PlayPurchaseRecord.Voided, token: String, packageName: String) async throws -> EventRecord? {
         guard voided.isPartial, let productID = try await productID(of: token) else { return nil }
-        guard let answer = try await api.product(packageName: packageName, productID: productID, token: token) else { return nil }
+        let answer: ByteBuffer?
+        do {
+            answer = try await api.product(packageName: packageName, productID: productID, token: token)
+        } catch let error as ProviderAPIError where error.status.map({ $0 != 429 && (400..<500).contains($0) }) ?? false {
+            logger.warning("Google refused the purchase's state after a partial refund: its count is not taken", metadata: [
+                "status": "\(error.status ?? 0)", "product_id": "\(productID)",
+            ])
+            return nil
+        }
+        guard let answer else { return nil }
         try PlayNotificationHandler.checkIsObject(answer)
         return PlayPurchaseRecord(
             cause: PlayNotificationType.voidedPurchase.rawValue, fetchedAt: Date(), kind: .product, packageName: packageName,
