@@ -71,26 +71,33 @@ struct ConsumptionRequestTests {
         }
     }
 
+    /// The catalog's `credits.500`, a consumable granting 500 credits.
+    static func addPack(_ system: SystemHarness) async throws {
+        _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
+            CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
+    }
+
+    /// A sandbox purchase `id` of `credits.500`, made `ago` seconds ago.
+    static func pack(_ id: String, ago: TimeInterval) -> SampleAppleTransaction {
+        var pack = SampleAppleTransaction(
+            transactionId: id, bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
+            purchaseDate: Date().addingTimeInterval(-ago))
+        pack.environment = "Sandbox"
+        return pack
+    }
+
     /// A pack of 500 credits spent in full, then a second pack bought: the refund request of the
     /// first is answered as used in full (the 500 left are the second pack's), not as unused.
     @Test func aPackSpentBeforeTheNextWasBoughtIsAnsweredAsUsed() async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
             try await SystemHarness.run { system in
-                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
-                    CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
-                func pack(_ id: String, ago: TimeInterval) -> SampleAppleTransaction {
-                    var pack = SampleAppleTransaction(
-                        transactionId: id, bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
-                        purchaseDate: Date().addingTimeInterval(-ago))
-                    pack.environment = "Sandbox"
-                    return pack
-                }
-                let first = pack("4300", ago: 7_200)
+                try await Self.addPack(system)
+                let first = Self.pack("4300", ago: 7_200)
                 try await system.sync(first, userID: "user_twice")
                 try await system.drain()
                 _ = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).adjust(
                     user: "user_twice", try BalanceAdjustments(["credits": -500]), cause: .api, key: "spend-all", digest: nil)
-                try await system.sync(pack("4301", ago: 3_600), userID: "user_twice")
+                try await system.sync(Self.pack("4301", ago: 3_600), userID: "user_twice")
                 try await system.drain()
                 #expect(try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: "user_twice") == ["credits": 500])
 
@@ -110,19 +117,11 @@ struct ConsumptionRequestTests {
     @Test func aLaterPackTakenBackIsNotCountedAsWhatIsLeft() async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
             try await SystemHarness.run { system in
-                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(
-                    CatalogProduct(id: "credits.500", type: .consumable, currencyGrants: ["credits": 500]))
-                func pack(_ id: String, ago: TimeInterval) -> SampleAppleTransaction {
-                    var pack = SampleAppleTransaction(
-                        transactionId: id, bundleId: TestCredentials.bundleID, productId: "credits.500", type: "Consumable",
-                        purchaseDate: Date().addingTimeInterval(-ago))
-                    pack.environment = "Sandbox"
-                    return pack
-                }
-                let first = pack("4400", ago: 7_200)
+                try await Self.addPack(system)
+                let first = Self.pack("4400", ago: 7_200)
                 try await system.sync(first, userID: "user_kept")
                 try await system.drain()
-                var second = pack("4401", ago: 3_600)
+                var second = Self.pack("4401", ago: 3_600)
                 try await system.sync(second, userID: "user_kept")
                 try await system.drain()
                 second.revocationDate = Date().addingTimeInterval(-60).millisecondsSince1970

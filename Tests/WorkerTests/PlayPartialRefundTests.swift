@@ -19,12 +19,17 @@ struct PlayPartialRefundTests {
         try await BalanceStore(client: play.harness.db.client, logger: TestDatabase.logger).balances(user: user)["coins"] ?? 0
     }
 
+    /// `quantity` of `coins.pack` bought at once by `user` as purchase `token`, pushed and applied.
+    static func bought(_ play: PlayHarness, token: String, order: String, user: String, quantity: Int) async throws {
+        _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
+        play.api.setProduct(token, SamplePlayPurchases.product("coins.pack", order: order, account: user, quantity: quantity))
+        try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: token, sku: "coins.pack"))
+        try await play.harness.drain()
+    }
+
     @Test func aRefundOfOneOfThreeTakesBackAThirdOnceAndTheAccessStays() async throws {
         try await PlayHarness.run { play in
-            _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
-            play.api.setProduct("pq-1", SamplePlayPurchases.product("coins.pack", order: "GPA.q1", account: "user-q", quantity: 3))
-            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "pq-1", sku: "coins.pack"))
-            try await play.harness.drain()
+            try await Self.bought(play, token: "pq-1", order: "GPA.q1", user: "user-q", quantity: 3)
             #expect(try await Self.coins(play, "user-q") == 300)
 
             // One of the three refunded: Google's state now has two refundable. The push comes three
@@ -72,10 +77,7 @@ struct PlayPartialRefundTests {
     /// the void itself from being stored and applied, nor leave the push failing forever.
     @Test func googleRefusingTheStateStillStoresTheVoid() async throws {
         try await PlayHarness.run { play in
-            _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
-            play.api.setProduct("pq-2", SamplePlayPurchases.product("coins.pack", order: "GPA.q2", account: "user-s", quantity: 2))
-            try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: "pq-2", sku: "coins.pack"))
-            try await play.harness.drain()
+            try await Self.bought(play, token: "pq-2", order: "GPA.q2", user: "user-s", quantity: 2)
             #expect(try await Self.coins(play, "user-s") == 200)
             // Google now answers 400 purchaseTokenDoesNotMatchProductId for the product Sluice knows.
             play.api.setProduct("pq-2", SamplePlayPurchases.product("coins.other", order: "GPA.q2", account: "user-s", quantity: 2, refunded: 1))
