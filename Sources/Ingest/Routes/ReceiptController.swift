@@ -236,12 +236,13 @@ extension ReceiptTransactionHistory {
     /// logged as an error for the operator, since sending again changes nothing.
     static func answer(to error: ProviderAPIError, logger: Logger) -> APIError {
         let status = error.status.map(String.init) ?? "none"
-        switch error.status {
-        case nil, 429?, .some(500...):
+        if error.isUnavailable {
             logger.warning("the App Store Server API is unavailable", metadata: ["status": "\(status)"])
             return APIError(
                 .serviceUnavailable, code: "app_store_unavailable", message: "the App Store Server API is unavailable: \(error)",
                 headers: [.retryAfter: "30"])
+        }
+        switch error.status {
         case 401?:
             logger.error("the App Store Server API refused Sluice's key: check APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE",
                          metadata: ["status": "\(status)"])

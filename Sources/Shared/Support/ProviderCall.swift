@@ -18,6 +18,10 @@ public struct ProviderAPIError: Error, CustomStringConvertible {
     }
 
     public var description: String { "\(provider) API: " + (status.map { "HTTP \($0): " } ?? "") + message }
+
+    /// Whether the provider was unavailable (no answer, or an answer ``ProviderCall`` retries:
+    /// `429`, `5xx`), so that asking again later may succeed; otherwise it refused.
+    public var isUnavailable: Bool { status.map(ProviderCall.asksToRetry) ?? true }
 }
 
 /// One call to a provider API, retried as the providers ask: `429` after its `Retry-After`
@@ -32,6 +36,10 @@ public struct ProviderCall: Sendable {
     /// The first retry's delay; doubled each time, capped at ``maximumDelay``.
     public var baseDelay: Duration = .milliseconds(500)
     public var maximumDelay: Duration = .seconds(30)
+
+    /// An answer that asks to be tried again: `429`, or any `5xx`.
+    public static func asksToRetry(_ status: Int) -> Bool { status == 429 || status >= 500 }
+
     /// Counts every answer that was not a success, by status (`0` for no answer).
     public var onError: @Sendable (Int) -> Void = { _ in }
 
@@ -57,7 +65,7 @@ public struct ProviderCall: Sendable {
                 let response = try await http.execute(request, timeout: timeout)
                 let body = try await response.body.collect(upTo: 16 << 20)
                 let status = Int(response.status.code)
-                guard status == 429 || status >= 500 else {
+                guard Self.asksToRetry(status) else {
                     if status >= 300 { onError(status) }
                     return (status, body)
                 }

@@ -95,7 +95,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             try await finish(request.id, state: "sent", body: bodyText, error: nil)
             logger.info("consumption information sent", metadata: ["transaction_id": "\(request.transactionID)"])
             return true
-        case 429, 500...:
+        case let status where ProviderCall.asksToRetry(status):
             try await retry(request, body: bodyText, error: "Apple answered \(status): \(error ?? "")")
             return false
         default:

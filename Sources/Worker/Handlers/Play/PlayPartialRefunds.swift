@@ -29,7 +29,7 @@ struct PlayPartialRefunds: Sendable {
         let answer: ByteBuffer?
         do {
             answer = try await api.product(packageName: packageName, productID: productID, token: token)
-        } catch let error as ProviderAPIError where error.status.map({ $0 != 429 && (400..<500).contains($0) }) ?? false {
+        } catch let error as ProviderAPIError where !error.isUnavailable {
             logger.warning("Google refused the purchase's state after a partial refund: its count is not taken", metadata: [
                 "status": "\(error.status ?? 0)", "product_id": "\(productID)",
             ])
