@@ -227,6 +227,33 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// A renewal refunded while its subscription had no user, the user learned (the refunded
+    /// period takes the user, nothing granted nor taken), then the refund reversed: the period is
+    /// granted then, once, though nothing was taken to give back.
+    @Test func aRefundReversedAfterTheUserWasLearnedGrantsThePeriod() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let (_, renewal) = try await Self.twoPeriods(system, "37", user: nil)
+            var refunded = renewal
+            refunded.revocationReason = 0
+            let refundedAt = Date().addingTimeInterval(-5 * 86_400).rounded
+            refunded.revocationDate = refundedAt.millisecondsSince1970
+            try await system.notify("REFUND", transaction: refunded, at: refundedAt)
+            try await system.drain()
+            try await system.sync(refunded, userID: "user_reversed_late")
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_reversed_late") == ["credits": 1_000], "the first period; the refunded one not")
+
+            for _ in 0..<2 {
+                try await system.notify("REFUND_REVERSED", transaction: renewal, at: Date().addingTimeInterval(60).rounded)
+            }
+            try await system.drain(workers: 2)
+            #expect(try await Self.balances(system, "user_reversed_late") == ["credits": 2_000], "the reversed period granted, once")
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: "user_reversed_late", limit: 10)
+            #expect(rows.map(\.cause) == [.renewal, .renewal], "two grants: nothing was taken, so nothing is given back")
+        }
+    }
+
     /// Two refunds in part of one payment, then the rest (Stripe's `charge.refunded`, `refunded`
     /// false until the whole is): each takes back its share of the grant once, rounded up, and the
     /// whole refund only what the parts did not.

@@ -133,8 +133,13 @@ public enum CurrencyGrantDecision {
             // Refunded in part already (the first event seen of it, or of its user).
             return [grant] + partialTakeBack(after, before: nil, keys: keys)
         case .succeeded where wasTakenBack:
-            // A refund in part made before or during the dispute stands: taken (again) after.
-            return [.giveBack(grantKey: keys.grant, key: keys.giveBack)] + partialTakeBack(after, before: nil, keys: keys)
+            // The grant first, under its key: made when it was paid, it is not made again; never
+            // made (refunded before its purchase learned its user, linked while refunded: nothing
+            // was granted nor taken), it is made now. Then what was taken is given back; a refund
+            // in part made before or during the dispute stands: taken (again) after.
+            let grant = grant(after, product: product, firstPeriod: firstPeriod, periodEnd: periodEnd)
+            return (grant.map { [$0] } ?? []) + [.giveBack(grantKey: keys.grant, key: keys.giveBack)]
+                + partialTakeBack(after, before: nil, keys: keys)
         case .succeeded:
             // A refund in part, or a further one: the payment stands.
             return partialTakeBack(after, before: before.flatMap(RefundedPart.init(of:)), keys: keys)
