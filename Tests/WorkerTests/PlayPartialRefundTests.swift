@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import DevSupport
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import PostgresNIO
 import Shared
 import Testing
@@ -70,6 +72,29 @@ struct PlayPartialRefundTests {
                 "SELECT count(*) FROM balance_transactions WHERE user_id = 'user-q' AND cause = 'refund'") == 2)
             // One state fetched after each refund: the pushes and the second listing fetched no more.
             #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE external_id LIKE 'after:%'") == 2)
+        }
+    }
+
+    /// A purchase's state fetched before the refund (the app's sync) and not applied yet when
+    /// the partial refund's void is handled: no entitlement knows the token, so the product is
+    /// read from the waiting row, and the state fetched after the void takes the share back.
+    @Test func aRefundHandledBeforeTheFirstStateIsAppliedIsStillTaken() async throws {
+        try await PlayHarness.run { play in
+            _ = try await CatalogStore(client: play.harness.db.client, logger: TestDatabase.logger).add(Self.pack)
+            play.api.setProduct("pq-3", SamplePlayPurchases.product("coins.pack", order: "GPA.q3", account: "user-w", quantity: 3))
+            #expect(try await play.sync(["purchase_token": "pq-3", "product_id": "coins.pack", "user_id": "user-w"]).status == .accepted)
+            // Its worker is slow: the state row waits while the void is handled.
+            try await play.harness.db.client.query(
+                "UPDATE events SET run_at = now() + interval '1 hour' WHERE source = 'play_purchase'", logger: TestDatabase.logger)
+            play.api.setProduct("pq-3", SamplePlayPurchases.product("coins.pack", order: "GPA.q3", account: "user-w", quantity: 3, refunded: 1))
+            try await play.push(SamplePlayNotifications.voided(token: "pq-3", orderID: "GPA.q3", productType: 2, refundType: 2))
+            try await play.harness.drain()
+            #expect(try await play.harness.db.scalar("SELECT count(*) FROM events WHERE external_id LIKE 'after:%'") == 1)
+
+            try await play.harness.db.client.query("UPDATE events SET run_at = now() WHERE state = 'pending'", logger: TestDatabase.logger)
+            try await play.harness.drain()
+            #expect(try await Self.coins(play, "user-w") == 200, "three granted, one taken back")
+            #expect(try await play.text("SELECT quantity_refunded::text FROM transactions WHERE provider_transaction_id = 'GPA.q3'") == "1")
         }
     }
 

@@ -18,8 +18,8 @@ struct PlayPartialRefunds: Sendable {
     let logger: Logger
 
     /// The purchase's state row after `voided`, keyed after the void's own row, so that a void
-    /// pushed and listed is followed once. `nil` when the void is not a partial refund, when no
-    /// entitlement here knows the purchase (its state, when it comes, carries the count), or when
+    /// pushed and listed is followed once. `nil` when the void is not a partial refund, when nothing
+    /// here knows the purchase, applied or waiting (its state, when it comes, carries the count), or when
     /// Google no longer knows it or refuses to say (a `4xx`, logged: the void itself is still
     /// stored, and asking again would change nothing).
     ///
@@ -48,13 +48,23 @@ struct PlayPartialRefunds: Sendable {
         "after:" + PlayPurchaseRecord.voidedExternalID(voided, token: token)
     }
 
-    /// The Play product id of the entitlement the token is linked to, in any environment.
+    /// The Play product id of the purchase: its entitlement's, found by the token's link in any
+    /// environment; else, before any state of it was applied, the one a `play_purchase` row of it
+    /// waiting in the queue names (a state fetched before the refund, applied after it: without
+    /// this, the refund would be followed by no state and its share never taken back).
     private func productID(of token: String) async throws -> String? {
         let kind = ProviderLink.Kind.playPurchaseToken.rawValue
+        let source = EventSource.playPurchase.rawValue
+        // The second part probes events_unfinished_ordering (a token's rows not applied yet).
         let rows = try await client.query(
             """
-            SELECT e.product_id FROM provider_links l JOIN entitlements e ON e.entity_key = l.entitlement_key
-            WHERE l.kind = \(kind) AND l.external_id = \(token) LIMIT 1
+            SELECT product_id FROM (
+                SELECT e.product_id, 0 AS rank FROM provider_links l JOIN entitlements e ON e.entity_key = l.entitlement_key
+                WHERE l.kind = \(kind) AND l.external_id = \(token)
+                UNION ALL
+                SELECT convert_from(q.payload, 'UTF8')::jsonb ->> 'productId', 1 FROM events q
+                WHERE q.ordering_key = \(token) AND q.source = \(source) AND q.state IN ('pending', 'running', 'dead')
+            ) found WHERE product_id IS NOT NULL ORDER BY rank LIMIT 1
             """, logger: logger)
         for try await productID in rows.decode(String.self) { return productID }
         return nil
