@@ -2,6 +2,17 @@
 // SPDX-License-Identifier: Apache-2.0
 import PackageDescription
 
+/// The flags of a fuzz build (scripts/fuzz), compiling and linking.
+let fuzzerFlags = ["-sanitize=fuzzer,address"]
+
+/// `SLUICE_FUZZ_INSTRUMENT=own` (with `SLUICE_FUZZ=1`): only this package's modules are built with
+/// the fuzzer's coverage and AddressSanitizer, so a fuzz build in a debug build's `.build` (CI's
+/// last stage) reuses every dependency as it was compiled, and recompiles only these. Without it,
+/// scripts/fuzz passes the flags to every module (`-Xswiftc`), dependencies' parsers included.
+var fuzzesOwnModulesOnly: Bool {
+    Context.environment["SLUICE_FUZZ"] == "1" && Context.environment["SLUICE_FUZZ_INSTRUMENT"] == "own"
+}
+
 /// Settings shared by every target: Swift 6 language mode (strict concurrency), explicit `any`,
 /// and imports the compiler holds to what each file and target declares: a member is visible only
 /// where its module is imported (`MemberImportVisibility`), and an import is internal unless it
@@ -10,12 +21,13 @@ import PackageDescription
 ///
 /// `SLUICE_WARNINGS_AS_ERRORS=1` (set by `.ci/run` for every build it makes) turns each warning of
 /// the project's own targets into an error, so the build stays warning-free; dependencies are
-/// not affected.
+/// not affected. A fuzz build of own modules only adds the fuzzer's flags (above).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ] + (Context.environment["SLUICE_WARNINGS_AS_ERRORS"] == "1" ? [.treatAllWarnings(as: .error)] : [])
+    + (fuzzesOwnModulesOnly ? [.unsafeFlags(fuzzerFlags)] : [])
 
 /// A product of one of the packages below, by its module name.
 func product(_ name: String) -> Target.Dependency {
@@ -201,7 +213,9 @@ if Context.environment["SLUICE_FUZZ"] == "1" {
                 name: name,
                 dependencies: ["Shared", "FuzzSupport", product("CryptoExtras"), product("NIOCore")],
                 path: "Fuzz/Sources/\(name)",
-                swiftSettings: swiftSettings))
+                swiftSettings: swiftSettings,
+                // lld links libFuzzer's and AddressSanitizer's runtimes.
+                linkerSettings: fuzzesOwnModulesOnly ? [.unsafeFlags(fuzzerFlags + ["-Xclang-linker", "-fuse-ld=lld"])] : []))
         package.products.append(.executable(name: name, targets: [name]))
     }
 }
