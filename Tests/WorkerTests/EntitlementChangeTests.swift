@@ -116,6 +116,14 @@ struct TransactionChangeTests {
         return t
     }
 
+    /// A Google Play purchase of three, `refunded` of them refunded (no amount).
+    static func three(refunded: Int? = nil) -> TransactionState {
+        var t = TransactionState(source: .playStore, providerTransactionID: "GPA.1", status: .succeeded)
+        t.quantity = 3
+        t.quantityRefunded = refunded
+        return t
+    }
+
     @Test(arguments: [
         (nil, t(.succeeded), OutgoingEventType.transactionSucceeded),
         (t(.pending), t(.succeeded), .transactionSucceeded),
@@ -131,6 +139,10 @@ struct TransactionChangeTests {
         (nil, t(.pending), nil),
         (t(.pending), t(.processing), nil),
         (t(.processing), t(.failed), nil),
+        (three(), three(refunded: 1), .transactionRefunded),
+        (three(refunded: 1), three(refunded: 2), .transactionRefunded),
+        (three(refunded: 1), three(refunded: 1), nil),
+        (nil, three(refunded: 1), .transactionSucceeded),
     ] as [(TransactionState?, TransactionState, OutgoingEventType?)])
     func announces(before: TransactionState?, after: TransactionState, expected: OutgoingEventType?) {
         #expect(TransactionChange.type(before: before, after: after) == expected)

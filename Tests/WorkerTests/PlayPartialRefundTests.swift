@@ -48,6 +48,16 @@ struct PlayPartialRefundTests {
             #expect(try await Self.coins(play, "user-q") == 200)
             #expect(try await play.text("SELECT quantity_refunded::text FROM transactions WHERE provider_transaction_id = 'GPA.q1'") == "1")
             #expect(try await play.entitlement("play:pq-1")?.status == "active")
+            // Announced once as transaction.refunded, and read so: one of three.
+            let announced = try #require(try await play.text(
+                "SELECT string_agg(convert_from(payload, 'UTF8'), ',') FROM outgoing_events WHERE type = 'transaction.refunded'"))
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(announced.utf8)) as? [String: Any])
+            let data = try #require(event["data"] as? [String: Any])
+            let refunded = try #require(data["transaction"] as? [String: Any])
+            #expect(refunded["quantity"] as? Int == 3 && refunded["quantity_refunded"] as? Int == 1 && refunded["status"] as? String == "succeeded")
+            #expect((data["previous"] as? [String: Any])?["quantity_refunded"] is NSNull)
+            let history = try await play.harness.read("/v1/iap/transaction-history?user_id=user-q", key: "transactions")
+            #expect(history.map { $0["quantity_refunded"] as? Int } == [1])
 
             // A second one refunded later, found only by listing voids: another third.
             play.api.setProduct("pq-1", SamplePlayPurchases.product("coins.pack", order: "GPA.q1", account: "user-q", quantity: 3, refunded: 2))

@@ -99,6 +99,8 @@ public struct TransactionBody: Encodable, Sendable {
             JSONTextMember("amount", t.amount),
             JSONTextMember("amount_refunded", t.amountRefunded),
             JSONTextMember("currency", t.currency),
+            JSONTextMember("quantity", t.quantity.map(Int64.init)),
+            JSONTextMember("quantity_refunded", t.quantityRefunded.map(Int64.init)),
             JSONTextMember("purchased_at", rfc3339(t.purchasedAt)),
             JSONTextMember("refunded_at", rfc3339(t.refundedAt)),
             JSONTextMember("provider_transaction_id", t.providerTransactionID),

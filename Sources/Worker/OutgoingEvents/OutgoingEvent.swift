@@ -74,7 +74,8 @@ struct OutgoingEvent: Sendable {
         case let .transaction(body, userID, previous):
             let before = previous.map {
                 JSONTextMember.Value.object([
-                    JSONTextMember("amount_refunded", $0.amountRefunded), JSONTextMember("status", $0.status.rawValue),
+                    JSONTextMember("amount_refunded", $0.amountRefunded), JSONTextMember("quantity_refunded", $0.quantityRefunded.map(Int64.init)),
+                    JSONTextMember("status", $0.status.rawValue),
                 ])
             }
             return [

@@ -19,7 +19,10 @@ enum TransactionChange {
             case .pending, .processing, .failed: return nil
             }
         }
+        // Refunded in part, further: more money (Stripe, Apple's prorated refund), or more of a
+        // purchase of several (Google Play's quantity-based refund, which names no amount).
         if (after.amountRefunded ?? 0) > (before?.amountRefunded ?? 0) { return .transactionRefunded }
+        if (after.quantityRefunded ?? 0) > (before?.quantityRefunded ?? 0) { return .transactionRefunded }
         return nil
     }
 }

@@ -196,10 +196,12 @@ struct EntityRebuilder: Sendable {
                 fields[name] = Self.describe(value)
             }
         }
-        for try await (id, status, refunded) in try await connection.query(
-            "SELECT provider_transaction_id, status, amount_refunded FROM transactions WHERE entitlement_key = \(key)", logger: logger
-        ).decode((String, String, Int64?).self) {
+        for try await (id, status, refunded, quantityRefunded) in try await connection.query(
+            "SELECT provider_transaction_id, status, amount_refunded, quantity_refunded FROM transactions WHERE entitlement_key = \(key)",
+            logger: logger
+        ).decode((String, String, Int64?, Int32?).self) {
             fields["transaction \(id)"] = status + (refunded.map { " (refunded \($0))" } ?? "")
+                + (quantityRefunded.map { " (\($0) refunded of several)" } ?? "")
         }
         return fields
     }
