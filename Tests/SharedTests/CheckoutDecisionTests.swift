@@ -32,6 +32,10 @@ struct CheckoutDecisionTests {
         SlotCase(name: "being made by another request: wait", open: open(claimedFor: 5, answered: false), expected: .wait),
         SlotCase(name: "its maker gave up: take it over under the same keys", open: open(claimedFor: -1, answered: false), expected: .takeOver),
         SlotCase(name: "its maker gave up and the price changed: replace it", open: open(terms: "t0", claimedFor: -1, answered: false), expected: .supersede),
+        SlotCase(name: "its maker gave up longer ago than the reuse window: replace it", open: open(age: hour, claimedFor: -1, answered: false),
+                 expected: .supersede),
+        SlotCase(name: "its maker gave up and its window is about to end: replace it", open: open(claimedFor: -1, answered: false, expiresIn: 200),
+                 expected: .supersede),
         SlotCase(name: "another price or trial: replace it", open: open(terms: "t0"), expected: .supersede),
         SlotCase(name: "older than the reuse window: replace it", open: open(age: hour), expected: .supersede),
         SlotCase(name: "within 5 minutes of its window's end: replace it", open: open(expiresIn: 200), expected: .supersede),
@@ -125,6 +129,6 @@ struct CheckoutDecisionTests {
         #expect(StripeRefusal(status: 409, type: "idempotency_error", message: "in flight").isOutage)
         #expect(!StripeRefusal(status: 400, type: "invalid_request_error", message: "").isOutage)
         #expect(!StripeRefusal(status: 402, type: "card_error", message: "").isOutage)
-        #expect(StripeRefusal(status: 400, type: "idempotency_error", message: "").isIdempotencyConflict)
+        #expect(!StripeRefusal(status: 400, type: "idempotency_error", message: "other parameters").isOutage)
     }
 }

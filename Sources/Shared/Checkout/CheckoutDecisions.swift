@@ -109,16 +109,18 @@ public enum CheckoutSlot {
 
     public static func decide(open: Open?, terms: String, now: Date, reuseWindow: TimeInterval) -> Action {
         guard let open else { return .create }
+        // What may be given to this request again, answered or taken over: the same terms, for
+        // this requester, within the reuse window (at most a day: Stripe keeps an
+        // `Idempotency-Key` 24 hours, so a takeover's keys still name the first objects), and
+        // not about to be cancelled.
+        let handsOver = open.terms == terms && open.mayBeHandedOver && now.timeIntervalSince(open.createdAt) < reuseWindow
+            && open.expiresAt.timeIntervalSince(now) >= closeToExpiry
         guard open.answered else {
             if let claimedUntil = open.claimedUntil, claimedUntil > now { return .wait }
-            return open.terms == terms && open.mayBeHandedOver ? .takeOver : .supersede
+            return handsOver ? .takeOver : .supersede
         }
         if open.status != .pending { return .release }
-        if open.terms != terms || now.timeIntervalSince(open.createdAt) >= reuseWindow || open.expiresAt.timeIntervalSince(now) < closeToExpiry
-            || !open.mayBeHandedOver {
-            return .supersede
-        }
-        return .reuse
+        return handsOver ? .reuse : .supersede
     }
 }
 

@@ -27,10 +27,9 @@ public struct StripeRefusal: Error, CustomStringConvertible, Equatable {
             + (type == nil && code == nil ? "" : ": ") + message
     }
 
-    /// An `Idempotency-Key` already used with other parameters (`400 idempotency_error`), or still
-    /// in flight on Stripe's side (`409`): the request was not carried out as asked.
-    public var isIdempotencyConflict: Bool { type == "idempotency_error" || status == 409 }
-    /// Stripe (or the way to it) failed: retrying the same request later may work.
+    /// Stripe (or the way to it) failed, or a request under the same `Idempotency-Key` is still in
+    /// flight on Stripe's side (`409`): retrying the same request later may work. An
+    /// `idempotency_error` (`400`: the key used with other parameters) is a refusal.
     public var isOutage: Bool { status == nil || status! == 429 || status! >= 500 || status == 409 }
 }
 
