@@ -122,6 +122,16 @@ struct CheckoutDecisionTests {
         #expect(StripeCheckoutAPI.isUnconfirmed(status: status, pendingSetupIntent: pendingSetupIntent) == expected)
     }
 
+    @Test(arguments: [
+        (ProductType.autoRenewable, true, true), (.autoRenewable, false, false),
+        (.consumable, false, true), (.consumable, true, false),
+        (.nonConsumable, false, true), (.nonConsumable, true, false),
+        (.nonRenewing, false, true), (.nonRenewing, true, false),
+    ])
+    func onlyASubscriptionIsSoldAtARecurringPrice(_ type: ProductType, _ recurring: Bool, _ fits: Bool) {
+        #expect(type.fitsStripePrice(recurring: recurring) == fits)
+    }
+
     @Test func aRefusalIsAnOutageOnlyWhenRetryingMayHelp() {
         #expect(StripeRefusal(status: nil, message: "no answer").isOutage)
         #expect(StripeRefusal(status: 503, message: "").isOutage)

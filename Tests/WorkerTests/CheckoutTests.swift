@@ -428,6 +428,17 @@ import TestSupport
             #expect(refused == .conflict, "\(body)")
             #expect((body["error"] as? [String: Any])?["code"] as? String == "price_without_amount", "\(body)")
             #expect(standIn.made.paymentIntents == 0)
+
+            // A pack sold at a monthly price, a subscription at a one-time price: refused, not sold
+            // as what the catalog says it is not.
+            standIn.addPrice("price_once", amount: 499)
+            _ = try await catalog.add(CatalogProduct(id: "pack.monthly_price", type: .consumable, stripePrice: "price_free"))
+            _ = try await catalog.add(CatalogProduct(id: "pro.once_price", type: .autoRenewable, stripePrice: "price_once", accessLevels: ["pro"]))
+            for product in ["pack.monthly_price", "pro.once_price"] {
+                let (mismatch, answer) = try await Self.post(system, ["user_id": "user_mismatch", "product_id": product])
+                #expect(mismatch == .conflict && (answer["error"] as? [String: Any])?["code"] as? String == "price_mismatch", "\(answer)")
+            }
+            #expect(standIn.made.paymentIntents == 0 && standIn.made.subscriptions == 1)
         }
     }
 

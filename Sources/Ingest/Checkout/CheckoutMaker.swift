@@ -76,6 +76,11 @@ struct CheckoutMaker: Sendable {
             throw APIError(.conflict, code: "price_not_found", message: "Stripe has no price \(priceReference) (product \(product.id))")
         }
         let recurring = price.interval != nil
+        guard product.type.fitsStripePrice(recurring: recurring) else {
+            throw APIError(
+                .conflict, code: "price_mismatch",
+                message: "product \(product.id) is \(product.type.rawValue) but Stripe price \(price.id) is \(recurring ? "recurring" : "one-time")")
+        }
         let trialDays = recurring && ask.trial != false && ask.trialEnd == nil ? product.trialDays : nil
         let trialEnd = recurring && ask.trial != false ? ask.trialEnd : nil
         if let trialEnd {

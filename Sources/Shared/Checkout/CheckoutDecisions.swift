@@ -151,3 +151,11 @@ public struct CheckoutTerms: Sendable, Equatable {
         ].joined(separator: "|")
     }
 }
+
+extension ProductType {
+    /// Whether a Stripe price billed this way may sell a catalog product of this type: an
+    /// auto-renewable subscription's price recurs; every other product's is paid once (a
+    /// non-renewing subscription is bought once for its period). A checkout of a product whose
+    /// price does not fit is refused (`409 price_mismatch`) rather than sold as what it is not.
+    public func fitsStripePrice(recurring: Bool) -> Bool { (self == .autoRenewable) == recurring }
+}
