@@ -51,6 +51,7 @@ struct PlayRecovery: Sendable {
                     // Stored beside what was listed, not counted as found.
                     var followed = RecoveryReport()
                     try await store.store(try await statesAfter(partial, packageName: packageName), dryRun: false, into: &followed)
+                    report.statesFetched += followed.stored
                 }
                 // The next page, unless there is none or Google repeats one.
                 guard let next = page.tokenPagination?.nextPageToken, !next.isEmpty, seenTokens.insert(next).inserted else { break }

@@ -10,6 +10,9 @@ struct RecoveryReport: Sendable, Equatable, Encodable {
     var stored = 0
     /// Refused by verification, by reason (`bad_signature`, `wrong_bundle`, …): never stored.
     var rejected: [String: Int] = [:]
+    /// Purchase states fetched after listed partial refunds and stored beside them (Google Play:
+    /// how many of a purchase were refunded), not counted as found.
+    var statesFetched = 0
 
     var rejectedCount: Int { rejected.values.reduce(0, +) }
 
@@ -18,10 +21,11 @@ struct RecoveryReport: Sendable, Equatable, Encodable {
         alreadyStored += other.alreadyStored
         stored += other.stored
         rejected.merge(other.rejected, uniquingKeysWith: +)
+        statesFetched += other.statesFetched
     }
 
     enum CodingKeys: String, CodingKey {
-        case found, alreadyStored = "already_stored", stored, rejected
+        case found, alreadyStored = "already_stored", stored, rejected, statesFetched = "states_fetched"
     }
 
     var text: String {
@@ -29,6 +33,7 @@ struct RecoveryReport: Sendable, Equatable, Encodable {
         if !rejected.isEmpty {
             line += " (" + rejected.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
         }
+        if statesFetched > 0 { line += "; states fetched after partial refunds \(statesFetched)" }
         return line
     }
 }

@@ -3,25 +3,30 @@ import ArgumentParser
 import Foundation
 import Shared
 
-/// `worker recover --source apple|stripe …`: fetches what the provider could not deliver and
+/// `worker recover --source apple|stripe|google_play …`: fetches what the provider could not deliver and
 /// stores it in the queue, as `worker run` does every `RECOVERY_INTERVAL_SECONDS`.
 struct RecoverCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recover",
-        abstract: "Store events the provider could not deliver: Apple's notification history, Stripe's events.",
+        abstract: "Store events the provider could not deliver: Apple's notification history, Stripe's events, Google Play's voided purchases.",
         discussion: """
             Asks the provider's API for the events of a window and stores the ones the queue does not \
             have yet, verified exactly like webhooks (Apple) or fetched with the API key (Stripe); the \
             workers apply them as usual. An event already stored is counted, never stored twice. \
-            Apple keeps 180 days of history (30 in Sandbox), Stripe 30 days. Prints found / already \
-            stored / stored / rejected (with reasons); exit 1 when the provider cannot be asked.
+            Apple keeps 180 days of history (30 in Sandbox), Stripe 30 days, Google Play lists voided \
+            purchases of 30 days (a partial refund's purchase state is fetched with it: states \
+            fetched). Prints found / already stored / stored / rejected (with reasons); exit 1 when \
+            the provider cannot be asked.
 
             \(RecoverySession.help)
             """)
 
-    enum Source: String, ExpressibleByArgument, CaseIterable { case apple, stripe }
+    enum Source: String, ExpressibleByArgument, CaseIterable {
+        case apple, stripe
+        case googlePlay = "google_play"
+    }
 
-    @Option(help: "apple or stripe.")
+    @Option(help: "apple, stripe or google_play.")
     var source: Source
 
     @Option(help: "production or sandbox (Apple; Stripe recovers the mode of its key). Default: both for Apple.")
@@ -52,14 +57,17 @@ struct RecoverCommand: AsyncParsableCommand {
         let to = until.flatMap { TimeExpression.pointInTime($0) } ?? Date()
         let (source, environment, dryRun, json) = (source, environment, dryRun, self.json)
         let report = try await RecoverySession.with { recovery, logger in
+            // Apple's streams are per environment, each its whole history (`…:all`) or its failures.
             let streams = recovery.streams.filter { stream in
-                stream.name.hasPrefix(source.rawValue + ":") && (stream.source == .stripe || stream.name.hasSuffix(":all"))
-                    && (environment.map { stream.source == .stripe || stream.name.contains(":\($0):") } ?? true)
+                stream.name.hasPrefix(source.rawValue + ":") && (stream.source != .apple || stream.name.hasSuffix(":all"))
+                    && (environment.map { stream.source != .apple || stream.name.contains(":\($0):") } ?? true)
             }
             guard !streams.isEmpty else {
-                throw CommandFailure(source == .apple
-                    ? "Apple recovery is off: set APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE"
-                    : "Stripe recovery is off: set STRIPE_API_KEY")
+                switch source {
+                case .apple: throw CommandFailure("Apple recovery is off: set APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE")
+                case .stripe: throw CommandFailure("Stripe recovery is off: set STRIPE_API_KEY")
+                case .googlePlay: throw CommandFailure("Google Play recovery is off: set GOOGLE_PLAY_SERVICE_ACCOUNT_FILE and GOOGLE_PLAY_PACKAGE_NAMES")
+                }
             }
             var report = RecoveryReport()
             for stream in streams {

@@ -8,10 +8,9 @@ import NIOCore
 /// What `worker recover` and `worker reconcile` need: the operator session, the recovery settings
 /// (`STRIPE_ACCOUNTS` too) and an HTTP client.
 enum RecoverySession {
-    static let help = OperatorSession.help + "\n" + RecoverySettings.help + """
-
+    static let help = OperatorSession.help + "\n" + RecoverySettings.help + "\n" + HelpText.wrapped("""
           STRIPE_ACCOUNTS           connected accounts (acct_…) whose events are recovered too
-        """
+        """) + "\n" + HelpText.wrapped(GooglePlayAPISettings.help)
 
     static func with<Result: Sendable>(_ body: @Sendable @escaping (Recovery, Logger) async throws -> Result) async throws -> Result {
         let environment = try EnvironmentValues.process()
