@@ -66,17 +66,16 @@ struct PlayPartialRefundTests {
                 "purchaseTimeMillis": "1468825200000", "voidedTimeMillis": String(Int64(Date().addingTimeInterval(1).timeIntervalSince1970 * 1_000)),
                 "voidedSource": 0, "voidedReason": 1, "voidedQuantity": 1,
             ])
-            // Listed by an operator's `worker recover`, as `worker run` lists it every interval.
-            let environment = RecoveryProcessTests.workerEnvironment(play.harness.db, play.environment)
-            let listed = try CommandLineTests.runSeparately("worker", ["recover", "--source", "google_play", "--since", "1h", "--json"], environment: environment)
-            #expect(listed.status == 0, "\(listed.stderr)")
-            let report = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
-            #expect(report?["found"] as? Int == 1 && report?["stored"] as? Int == 1 && report?["states_fetched"] as? Int == 1, "\(listed.stdout)")
+            let recovery = PlayRecovery(
+                api: try play.playAPI(), packageNames: [SamplePlayNotifications.packageName],
+                store: RecoveredEventStore(client: play.harness.db.client, logger: TestDatabase.logger))
+            let report = try await recovery.recover(from: Date().addingTimeInterval(-3_600), to: Date().addingTimeInterval(60), dryRun: false, logger: TestDatabase.logger)
+            #expect(report == RecoveryReport(found: 1, stored: 1, statesFetched: 1))
             try await play.harness.drain()
             #expect(try await Self.coins(play, "user-q") == 100)
             // Listed again: nothing fetched or taken again.
-            let again = try CommandLineTests.runSeparately("worker", ["recover", "--source", "google_play", "--since", "1h"], environment: environment)
-            #expect(again.stdout.contains("found 1, already stored 1, stored 0, rejected 0") && !again.stdout.contains("states fetched"), "\(again.stdout)")
+            let again = try await recovery.recover(from: Date().addingTimeInterval(-3_600), to: Date().addingTimeInterval(60), dryRun: false, logger: TestDatabase.logger)
+            #expect(again == RecoveryReport(found: 1, alreadyStored: 1))
             try await play.harness.drain()
             #expect(try await Self.coins(play, "user-q") == 100)
             #expect(try await play.harness.db.scalar(

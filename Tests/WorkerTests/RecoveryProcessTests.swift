@@ -102,6 +102,8 @@ struct RecoveryProcessTests {
                 let off = try CommandLineTests.runSeparately("worker", ["recover", "--source", "apple"], environment: environment)
                 #expect(off.status == 1)
                 #expect(off.stderr.contains("Apple recovery is off"))
+                let playOff = try CommandLineTests.runSeparately("worker", ["recover", "--source", "google_play"], environment: environment)
+                #expect(playOff.status == 1 && playOff.stderr.contains("Google Play recovery is off: set GOOGLE_PLAY_SERVICE_ACCOUNT_FILE"), "\(playOff.stderr)")
 
                 let reconcile = try CommandLineTests.runSeparately("worker", ["reconcile", "--all", "--dry-run"], environment: environment)
                 #expect(reconcile.status == 0, "\(reconcile.stderr)")

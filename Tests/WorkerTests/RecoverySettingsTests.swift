@@ -114,4 +114,20 @@ struct RecoverySettingsTests {
         #expect(ProviderCall.retryAfter("1767225500000", now: now, cap: .seconds(30)) == .zero)
         #expect(ProviderCall.retryAfter("soon", now: now, cap: .seconds(30)) == nil)
     }
+
+    /// Which streams `worker recover --source … [--environment …]` runs.
+    @Test(arguments: [
+        ("google_play:voided", RecoverCommand.Source.googlePlay, nil as String?, true),
+        ("google_play:voided", .stripe, nil, false),
+        ("stripe:production", .stripe, nil, true),
+        ("stripe:production", .stripe, "sandbox", true),  // Stripe recovers the mode of its key
+        ("apple:sandbox:all", .apple, nil, true),
+        ("apple:sandbox:all", .apple, "sandbox", true),
+        ("apple:sandbox:all", .apple, "production", false),
+        ("apple:production:failures", .apple, nil, false),
+        ("apple:production:all", .googlePlay, nil, false),
+    ])
+    func theCommandRunsTheStreamsOfItsSource(_ name: String, _ source: RecoverCommand.Source, _ environment: String?, _ expected: Bool) {
+        #expect(RecoverCommand.recovers(name, source: source, environment: environment) == expected)
+    }
 }

@@ -52,16 +52,22 @@ struct RecoverCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether the stream named `name` is one `--source` and `--environment` ask for: the source's
+    /// streams (`google_play:voided`, `stripe:production`); of Apple's, which are per environment,
+    /// each its whole history (`apple:sandbox:all`) or its failures, the whole histories, of the
+    /// environment when one is given.
+    static func recovers(_ name: String, source: Source, environment: String?) -> Bool {
+        guard name.hasPrefix(source.rawValue + ":") else { return false }
+        guard source == .apple else { return true }
+        return name.hasSuffix(":all") && (environment.map { name.contains(":\($0):") } ?? true)
+    }
+
     func run() async throws {
         let from = TimeExpression.pointInTime(since) ?? Date()
         let to = until.flatMap { TimeExpression.pointInTime($0) } ?? Date()
         let (source, environment, dryRun, json) = (source, environment, dryRun, self.json)
         let report = try await RecoverySession.with { recovery, logger in
-            // Apple's streams are per environment, each its whole history (`…:all`) or its failures.
-            let streams = recovery.streams.filter { stream in
-                stream.name.hasPrefix(source.rawValue + ":") && (stream.source != .apple || stream.name.hasSuffix(":all"))
-                    && (environment.map { stream.source != .apple || stream.name.contains(":\($0):") } ?? true)
-            }
+            let streams = recovery.streams.filter { Self.recovers($0.name, source: source, environment: environment) }
             guard !streams.isEmpty else {
                 switch source {
                 case .apple: throw CommandFailure("Apple recovery is off: set APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE")
