@@ -39,6 +39,20 @@ struct ConsumptionAnswerTests {
         #expect(ConsumptionAnswer.consumed(purchase, now: Self.now) == expected)
     }
 
+    /// A grant that expires is left with what its lots hold, whatever the balance.
+    @Test(arguments: [
+        // (granted, what its lots hold, expected milliunits)
+        (["credits": 1_000], ["credits": 1_000], 0),
+        (["credits": 1_000], ["credits": 200], 80_000),
+        (["credits": 1_000], [:], 100_000),  // spent in full, or expired
+        (["credits": 1_000, "gems": 10], ["credits": 1_000, "gems": 5], 50_000),
+    ] as [([String: Int64], [String: Int64], Int)])
+    func anExpiringGrantIsLeftWithWhatItsLotsHold(granted: [String: Int64], lots: [String: Int64], expected: Int) {
+        var purchase = ConsumptionAnswer.Purchase(transaction: Self.paid(), granted: granted, balances: ["credits": 5_000], arrivedSince: [:])
+        purchase.grantLots = lots
+        #expect(ConsumptionAnswer.consumed(purchase, now: Self.now) == expected)
+    }
+
     @Test func aSubscriptionsConsumptionIsTheShareOfItsPeriodGone() {
         let purchase = ConsumptionAnswer.Purchase(
             transaction: Self.paid(), periodStart: Self.now.addingTimeInterval(-25 * 86_400), periodEnd: Self.now.addingTimeInterval(5 * 86_400))

@@ -140,6 +140,33 @@ struct ConsumptionRequestTests {
         }
     }
 
+    /// A pack of 500, then a subscription month granting 1,000 that expire, 800 spent: the spend
+    /// took the month's credits first (the lot that expires), so the pack is answered as unused.
+    @Test func creditsThatExpireAreSpentBeforeThePack() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                try await Self.addPack(system)
+                _ = try await CatalogStore(client: system.db.client, logger: TestDatabase.logger).add(CatalogProduct(
+                    id: "pro.monthly", type: .autoRenewable, accessLevels: ["pro"], currencyGrants: ["credits": 1_000], currencyGrantsExpire: true))
+                let pack = Self.pack("4500", ago: 7_200)
+                try await system.sync(pack, userID: "user_month")
+                try await system.drain()
+                try await system.sync(subscription("4600", user: nil, purchased: Date().addingTimeInterval(-3_600)), userID: "user_month")
+                try await system.drain()
+                let balances = BalanceStore(client: system.db.client, logger: TestDatabase.logger)
+                #expect(try await balances.balances(user: "user_month") == ["credits": 1_500])
+                _ = try await balances.adjust(user: "user_month", try BalanceAdjustments(["credits": -800]), cause: .api, key: "spend-800", digest: nil)
+
+                try await system.notify("CONSUMPTION_REQUEST", transaction: pack)
+                try await system.drain()
+                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
+                let sent = try #require(standIn.consumption.first)
+                #expect(sent.body
+                    == #"{"consumptionPercentage":0,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":false}"#)
+            }
+        }
+    }
+
     /// Apple failing is retried later; Apple refusing is kept as failed; a request past Apple's
     /// 12 hours is not answered.
     @Test func failuresAreRetriedRefusalsKeptAndLateRequestsLeft() async throws {

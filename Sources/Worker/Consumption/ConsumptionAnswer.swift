@@ -40,12 +40,17 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
     struct Purchase: Sendable {
         /// The ledger row of the transaction Apple asks about; `nil` when Sluice never saw it paid.
         var transaction: TransactionState?
-        /// What its catalog product granted (the grant's `applied`), and the user's balances now.
+        /// What its catalog product granted (the grant's `applied`).
         var granted: [String: Int64]?
+        /// The user's balances now, less what grants that expire still hold: a spend takes from
+        /// those first (the lot that ends first), so what is left here is credits that do not expire.
         var balances: [String: Int64] = [:]
-        /// What reached the user's balances after the grant (later grants, deposits, give-backs):
-        /// spent after the grant's, first in first out.
+        /// What reached the user's balances after the grant and does not expire (later packs,
+        /// deposits, give-backs): spent after the grant's, first in first out.
         var arrivedSince: [String: Int64] = [:]
+        /// For a grant that expires (a subscription period's): what its own lots still hold, which
+        /// is exactly what is left of it. `nil` for a grant that never expires.
+        var grantLots: [String: Int64]?
         /// A subscription period's start and end, for the share of time used.
         var periodStart: Date?
         var periodEnd: Date?
@@ -74,16 +79,20 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
     /// share no longer in the balance; of a subscription period, the share of time gone; `nil`
     /// when neither is known.
     ///
-    /// Credits are taken as spent first in first out: what is left of a balance is the newest
-    /// credits', so the grant keeps only what the balance holds beyond what arrived after it. 500
-    /// granted, all spent, then another 500 bought: the balance of 500 is the second pack's, and
-    /// the first was used in full.
+    /// Credits are taken as spent as Sluice spends them: credits that expire first (the lot that
+    /// ends first), then the others first in first out. What is left of a grant that expires is
+    /// what its lots hold. What is left of one that does not is the newest credits' of the
+    /// balance that does not expire, so the grant keeps only what that holds beyond what arrived
+    /// after it: 500 granted, all spent, then another 500 bought: the balance of 500 is the second
+    /// pack's, and the first was used in full; 500 granted, then a month's 1,000 that expire, 800
+    /// spent: the 800 came from the month's, and the pack is unused.
     static func consumed(_ purchase: Purchase, now: Date) -> Int? {
         if let granted = purchase.granted, !granted.isEmpty {
             let shares = granted.compactMap { currency, amount -> Double? in
                 guard amount > 0 else { return nil }
                 let balance = max(purchase.balances[currency] ?? 0, 0)
-                let left = min(max(balance - max(purchase.arrivedSince[currency] ?? 0, 0), 0), amount)
+                let left = purchase.grantLots.map { min(max($0[currency] ?? 0, 0), amount) }
+                    ?? min(max(balance - max(purchase.arrivedSince[currency] ?? 0, 0), 0), amount)
                 return Double(amount - left) / Double(amount)
             }
             if let share = shares.max() { return milliunits(share) }

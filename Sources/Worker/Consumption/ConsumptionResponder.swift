@@ -126,38 +126,63 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         }
         guard let transaction = purchase.transaction else { return purchase }
         let grantKey = CurrencyGrantDecision.keys(of: transaction).grant
-        var grant: (position: Int64, user: String)?
-        for try await (applied, position, grantee) in try await client.query(
-            "SELECT applied::text, position, user_id FROM balance_transactions WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1",
-            logger: logger
-        ).decode((String, Int64, String).self) {
+        var grant: (position: Int64, user: String, expires: Bool)?
+        for try await (applied, position, grantee, expires) in try await client.query(
+            """
+            SELECT applied::text, position, user_id, expires_at IS NOT NULL FROM balance_transactions
+            WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1
+            """, logger: logger
+        ).decode((String, Int64, String, Bool).self) {
             purchase.granted = try JSONDecoder().decode([String: Int64].self, from: Data(applied.utf8))
-            grant = (position, grantee)
+            grant = (position, grantee, expires)
         }
         if let grant {
+            let expiring = try await lots(ofUser: grant.user)
             purchase.balances = try await BalanceStore(client: client, logger: logger).balances(user: grant.user)
+                .merging(expiring.mapValues { -$0 }, uniquingKeysWith: +)
             purchase.arrivedSince = try await arrived(to: grant.user, after: grant.position)
+            if grant.expires { purchase.grantLots = try await lots(ofGrant: grant.position) }
         }
         return purchase
     }
 
-    /// What reached `user`'s balances in the ledger rows after the grant at `position` and is
-    /// still there to be spent, by currency: the positive amounts each later row applied, less
-    /// what later took those back or let them expire (the rows that reverse them). The grant's
-    /// own take-backs, give-backs and expiries are not arrivals.
+    /// What the lots of `user`'s grants that expire still hold, by currency.
+    private func lots(ofUser user: String) async throws -> [String: Int64] {
+        try await sums(client.query(
+            "SELECT currency, sum(remaining)::bigint FROM balance_lots WHERE user_id = \(user) AND remaining > 0 GROUP BY currency", logger: logger))
+    }
+
+    /// What the lots of the grant at `position` still hold, by currency: its own, and those of
+    /// the give-backs of it (given-back credits expire with the grant, in a lot of the give-back's row).
+    private func lots(ofGrant position: Int64) async throws -> [String: Int64] {
+        try await sums(client.query(
+            """
+            SELECT currency, sum(remaining)::bigint FROM balance_lots
+            WHERE grant_position = \(position) OR grant_position IN (SELECT position FROM balance_transactions WHERE reverses = \(position))
+            GROUP BY currency
+            """, logger: logger))
+    }
+
+    private func sums(_ rows: PostgresRowSequence) async throws -> [String: Int64] {
+        var sums: [String: Int64] = [:]
+        for try await (currency, amount) in rows.decode((String, Int64).self) { sums[currency] = amount }
+        return sums
+    }
+
+    /// What reached `user`'s balances in the ledger rows after the grant at `position`, does not
+    /// expire and is still there to be spent, by currency: the positive amounts each later row
+    /// applied, less what later took those back (the rows that reverse them). The grant's own
+    /// take-backs, give-backs and expiries are not arrivals; nor are grants that expire, nor the
+    /// rows that reverse them (their lots are counted apart).
     private func arrived(to user: String, after position: Int64) async throws -> [String: Int64] {
-        var arrived: [String: Int64] = [:]
-        for try await (currency, amount) in try await client.query(
+        try await sums(client.query(
             """
             SELECT a.key, sum(a.value::bigint)::bigint FROM balance_transactions t, jsonb_each_text(t.applied) AS a
             WHERE t.user_id = \(user) AND t.position > \(position) AND t.reverses IS DISTINCT FROM \(position)
-              AND (a.value::bigint > 0 OR t.reverses > \(position))
+              AND (a.value::bigint > 0 OR t.reverses > \(position)) AND t.expires_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM balance_transactions g WHERE g.position = t.reverses AND g.expires_at IS NOT NULL)
             GROUP BY a.key
-            """, logger: logger
-        ).decode((String, Int64).self) {
-            arrived[currency] = amount
-        }
-        return arrived
+            """, logger: logger))
     }
 
     private func finish(_ id: Int64, state: String, body: String?, error: String?) async throws {
