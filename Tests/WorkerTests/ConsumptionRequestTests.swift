@@ -86,6 +86,24 @@ struct ConsumptionRequestTests {
         return pack
     }
 
+    /// Apple's `CONSUMPTION_REQUEST` for `transaction`, applied and answered by consumption:
+    /// the one body sent, and to which transaction.
+    static func answer(
+        _ system: SystemHarness, _ standIn: AppStoreServerAPIStandIn, _ transaction: SampleAppleTransaction
+    ) async throws -> (transactionID: String, body: String) {
+        try await system.notify("CONSUMPTION_REQUEST", transaction: transaction)
+        try await system.drain()
+        #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
+        let sent = try #require(standIn.consumption.first)
+        return (sent.transactionID, sent.body)
+    }
+
+    /// The body sent for a purchase used in full, and for one unused.
+    static let usedInFull =
+        #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#
+    static let unused =
+        #"{"consumptionPercentage":0,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":false}"#
+
     /// A pack of 500 credits spent in full, then a second pack bought: the refund request of the
     /// first is answered as used in full (the 500 left are the second pack's), not as unused.
     @Test func aPackSpentBeforeTheNextWasBoughtIsAnsweredAsUsed() async throws {
@@ -101,13 +119,8 @@ struct ConsumptionRequestTests {
                 try await system.drain()
                 #expect(try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: "user_twice") == ["credits": 500])
 
-                try await system.notify("CONSUMPTION_REQUEST", transaction: first)
-                try await system.drain()
-                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
-                let sent = try #require(standIn.consumption.first)
-                #expect(sent.transactionID == "4300")
-                #expect(sent.body
-                    == #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#)
+                let sent = try await Self.answer(system, standIn, first)
+                #expect(sent.transactionID == "4300" && sent.body == Self.usedInFull)
             }
         }
     }
@@ -130,12 +143,7 @@ struct ConsumptionRequestTests {
                 try await system.drain()
                 #expect(try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).balances(user: "user_kept") == ["credits": 500])
 
-                try await system.notify("CONSUMPTION_REQUEST", transaction: first)
-                try await system.drain()
-                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
-                let sent = try #require(standIn.consumption.first)
-                #expect(sent.body
-                    == #"{"consumptionPercentage":0,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":false}"#)
+                #expect(try await Self.answer(system, standIn, first).body == Self.unused)
             }
         }
     }
@@ -157,12 +165,7 @@ struct ConsumptionRequestTests {
                 #expect(try await balances.balances(user: "user_month") == ["credits": 1_500])
                 _ = try await balances.adjust(user: "user_month", try BalanceAdjustments(["credits": -800]), cause: .api, key: "spend-800", digest: nil)
 
-                try await system.notify("CONSUMPTION_REQUEST", transaction: pack)
-                try await system.drain()
-                #expect(try await Self.responder(system, standIn, policy: .byConsumption).runOnce() == 1)
-                let sent = try #require(standIn.consumption.first)
-                #expect(sent.body
-                    == #"{"consumptionPercentage":0,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":false}"#)
+                #expect(try await Self.answer(system, standIn, pack).body == Self.unused)
             }
         }
     }
