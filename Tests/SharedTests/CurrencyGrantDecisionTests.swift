@@ -198,4 +198,18 @@ struct CurrencyGrantDecisionTests {
         #expect(CurrencyGrantDecision.grantOnLinking(Self.tx(.succeeded, user: nil)!, user: "late", product: Self.expiringMonthly, periodEnd: Self.periodEnd)
             == [.grant(user: "late", amounts: ["credits": 1_000], cause: .renewal, key: Self.keys.grant, expiresAt: Self.periodEnd)])
     }
+
+    /// The ledger key prefixes the SQL functions name (a grant found by its key, a take-back's
+    /// key turned into its grant's, an expiry's key) are the ones this type reserves.
+    @Test func theKeyPrefixesTheSQLFunctionsNameAreTheReservedOnes() throws {
+        let functions = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sql/functions")
+        var named: Set<String> = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: functions.path) where file.hasSuffix(".sql") {
+            let text = try String(contentsOf: functions.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /'([a-z_]+:)['%]/) where !match.1.hasPrefix("sluice_") { named.insert(String(match.1)) }
+        }
+        #expect(named == ["grant:", "take_back:", "expiry:"])
+        #expect(named.isSubset(of: CurrencyGrantDecision.reservedKeyPrefixes))
+    }
 }

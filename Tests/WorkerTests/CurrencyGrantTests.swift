@@ -254,6 +254,36 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// A period granted to one user and refunded, then passed to another (the app's sync under
+    /// another account, TRANSFER_BEHAVIOR=transfer), then its refund reversed: the credits go
+    /// back to the user they were taken from, and the new owner is granted nothing.
+    @Test func aRefundReversedAfterATransferGivesBackOnce() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let (_, renewal) = try await Self.twoPeriods(system, "38", user: nil)
+            try await system.sync(renewal, userID: "user_before_transfer")
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_before_transfer") == ["credits": 2_000])
+            var refunded = renewal
+            refunded.revocationReason = 0
+            refunded.revocationDate = Date().addingTimeInterval(30).rounded.millisecondsSince1970
+            try await system.notify("REFUND", transaction: refunded, at: Date().addingTimeInterval(30).rounded)
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_before_transfer") == ["credits": 1_000])
+            refunded.signedDate = Date().addingTimeInterval(60).rounded.millisecondsSince1970
+            try await system.sync(refunded, userID: "user_after_transfer")
+            try await system.drain()
+            #expect(try await system.db.scalar(
+                "SELECT count(*) FROM transactions WHERE provider_transaction_id = '38002' AND user_id = 'user_after_transfer'") == 1,
+                "the period passed to the new owner")
+
+            try await system.notify("REFUND_REVERSED", transaction: renewal, at: Date().addingTimeInterval(120).rounded)
+            try await system.drain()
+            #expect(try await Self.balances(system, "user_before_transfer") == ["credits": 2_000], "given back to whom it was taken from")
+            #expect(try await Self.balances(system, "user_after_transfer") == [:], "the grant is not made again")
+        }
+    }
+
     /// Two refunds in part of one payment, then the rest (Stripe's `charge.refunded`, `refunded`
     /// false until the whole is): each takes back its share of the grant once, rounded up, and the
     /// whole refund only what the parts did not.

@@ -11,6 +11,9 @@
 --   * Each user's lock (the one sluice_adjust_balances takes) is taken first, users in name order.
 --   * A deposit whose key this user's ledger already has, or an earlier deposit of this call has,
 --     is not made again (the caller that answers for a key, sluice_adjust_balances, looked first).
+--     A purchase's grant (`grant:` + its transaction, CurrencyGrantDecision.keys) is made once
+--     whoever it was for: one named again for the user the purchase passed to since (a refund
+--     reversed after a transfer) is not made again. (Within one call, per user as above.)
 --   * Each row's `balances` is the touched currencies' balances after it, the deposits of this
 --     call counted in order; each balance moves once, by the sum of the call's deposits.
 --   * A deposit with expires_at keeps what it adds as lots (balance_lots) that expire then.
@@ -49,7 +52,8 @@ BEGIN
         -- as sluice_adjust_balances says).
         LEFT JOIN LATERAL (
             SELECT true AS seen FROM balance_transactions t
-            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id) IS TRUE LIMIT 1
+            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id OR starts_with(i.idempotency_key, 'grant:')) IS TRUE
+            LIMIT 1
         ) earlier ON true
         WHERE earlier.seen IS NULL
         ORDER BY i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END, i.n
