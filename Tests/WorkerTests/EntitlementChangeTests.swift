@@ -117,8 +117,8 @@ struct TransactionChangeTests {
     }
 
     /// A Google Play purchase of three, `refunded` of them refunded (no amount).
-    static func three(refunded: Int? = nil) -> TransactionState {
-        var t = TransactionState(source: .playStore, providerTransactionID: "GPA.1", status: .succeeded)
+    static func three(refunded: Int? = nil, status: TransactionStatus = .succeeded) -> TransactionState {
+        var t = TransactionState(source: .playStore, providerTransactionID: "GPA.1", status: status)
         t.quantity = 3
         t.quantityRefunded = refunded
         return t
@@ -143,6 +143,7 @@ struct TransactionChangeTests {
         (three(refunded: 1), three(refunded: 2), .transactionRefunded),
         (three(refunded: 1), three(refunded: 1), nil),
         (nil, three(refunded: 1), .transactionSucceeded),
+        (three(status: .refunded), three(refunded: 3, status: .refunded), nil),  // a state read after a full void
     ] as [(TransactionState?, TransactionState, OutgoingEventType?)])
     func announces(before: TransactionState?, after: TransactionState, expected: OutgoingEventType?) {
         #expect(TransactionChange.type(before: before, after: after) == expected)

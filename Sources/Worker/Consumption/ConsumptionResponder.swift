@@ -158,7 +158,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         try await sums(client.query(
             """
             SELECT currency, sum(remaining)::bigint FROM balance_lots
-            WHERE grant_position = \(position) OR grant_position IN (SELECT position FROM balance_transactions WHERE reverses = \(position))
+            WHERE grant_position = ANY(ARRAY(SELECT position FROM balance_transactions WHERE reverses = \(position)) || \(position))
             GROUP BY currency
             """, logger: logger))
     }

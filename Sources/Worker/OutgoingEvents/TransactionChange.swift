@@ -20,9 +20,10 @@ enum TransactionChange {
             }
         }
         // Refunded in part, further: more money (Stripe, Apple's prorated refund), or more of a
-        // purchase of several (Google Play's quantity-based refund, which names no amount).
+        // purchase of several while it stands (Google Play's quantity-based refund, which names no
+        // amount; a state read after a full void counts all of them refunded, announced already).
         if (after.amountRefunded ?? 0) > (before?.amountRefunded ?? 0) { return .transactionRefunded }
-        if (after.quantityRefunded ?? 0) > (before?.quantityRefunded ?? 0) { return .transactionRefunded }
+        if after.status == .succeeded, (after.quantityRefunded ?? 0) > (before?.quantityRefunded ?? 0) { return .transactionRefunded }
         return nil
     }
 }

@@ -55,15 +55,17 @@ struct PlayPartialRefunds: Sendable {
     private func productID(of token: String) async throws -> String? {
         let kind = ProviderLink.Kind.playPurchaseToken.rawValue
         let source = EventSource.playPurchase.rawValue
-        // The second part probes events_unfinished_ordering (a token's rows not applied yet).
+        // The second part reaches a token's rows not applied yet through the queue's partial
+        // indexes, one per state, each in its own OR arm (as TimelineReader does); `json`, not
+        // `jsonb`, so an answer holding a `\u0000` escape still reads.
         let rows = try await client.query(
             """
             SELECT product_id FROM (
                 SELECT e.product_id, 0 AS rank FROM provider_links l JOIN entitlements e ON e.entity_key = l.entitlement_key
                 WHERE l.kind = \(kind) AND l.external_id = \(token)
                 UNION ALL
-                SELECT convert_from(q.payload, 'UTF8')::jsonb ->> 'productId', 1 FROM events q
-                WHERE q.ordering_key = \(token) AND q.source = \(source) AND q.state IN ('pending', 'running', 'dead')
+                SELECT convert_from(q.payload, 'UTF8')::json ->> 'productId', 1 FROM events q
+                WHERE (q.state = 'pending' OR q.state = 'running' OR q.state = 'dead') AND q.ordering_key = \(token) AND q.source = \(source)
             ) found WHERE product_id IS NOT NULL ORDER BY rank LIMIT 1
             """, logger: logger)
         for try await productID in rows.decode(String.self) { return productID }
