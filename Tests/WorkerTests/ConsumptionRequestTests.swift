@@ -98,6 +98,15 @@ struct ConsumptionRequestTests {
         return (sent.transactionID, sent.body)
     }
 
+    /// `credits.500` in the catalog, and pack `id`, bought two hours ago by `user`, synced and applied.
+    static func firstPack(_ system: SystemHarness, _ id: String, user: String) async throws -> SampleAppleTransaction {
+        try await addPack(system)
+        let pack = pack(id, ago: 7_200)
+        try await system.sync(pack, userID: user)
+        try await system.drain()
+        return pack
+    }
+
     /// The body sent for a purchase used in full, and for one unused.
     static let usedInFull =
         #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#
@@ -109,10 +118,7 @@ struct ConsumptionRequestTests {
     @Test func aPackSpentBeforeTheNextWasBoughtIsAnsweredAsUsed() async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
             try await SystemHarness.run { system in
-                try await Self.addPack(system)
-                let first = Self.pack("4300", ago: 7_200)
-                try await system.sync(first, userID: "user_twice")
-                try await system.drain()
+                let first = try await Self.firstPack(system, "4300", user: "user_twice")
                 _ = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).adjust(
                     user: "user_twice", try BalanceAdjustments(["credits": -500]), cause: .api, key: "spend-all", digest: nil)
                 try await system.sync(Self.pack("4301", ago: 3_600), userID: "user_twice")
@@ -130,10 +136,7 @@ struct ConsumptionRequestTests {
     @Test func aLaterPackTakenBackIsNotCountedAsWhatIsLeft() async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
             try await SystemHarness.run { system in
-                try await Self.addPack(system)
-                let first = Self.pack("4400", ago: 7_200)
-                try await system.sync(first, userID: "user_kept")
-                try await system.drain()
+                let first = try await Self.firstPack(system, "4400", user: "user_kept")
                 var second = Self.pack("4401", ago: 3_600)
                 try await system.sync(second, userID: "user_kept")
                 try await system.drain()
