@@ -67,6 +67,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
     /// How to answer the `n`th request instead of serving it.
     public enum Misbehaviour: Sendable {
         case status(Int, retryAfter: String? = nil)
+        /// This status with this body (a success that is not the documented JSON, say).
+        case answer(Int, body: String)
         case delay(Duration)
     }
 
@@ -268,6 +270,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
             var headers: HTTPFields = [:]
             if let retryAfter { headers[HTTPField.Name("Retry-After")!] = retryAfter }
             return Response(status: .init(code: code), headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"errorCode":0}"#)))
+        case .answer(let code, let text)?:
+            return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: text)))
         case .delay(let duration)?:
             try await Task.sleep(for: duration)
             return nil

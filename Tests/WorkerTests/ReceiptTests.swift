@@ -78,8 +78,9 @@ struct ReceiptTests {
     }
 
     /// Apple refusing Sluice's key is `502 app_store_refused` (sending again changes nothing);
-    /// Apple unavailable is `503 app_store_unavailable` with `Retry-After` (send again later);
-    /// neither stores anything, and the receipt goes through once Apple answers.
+    /// Apple unavailable is `503 app_store_unavailable` with `Retry-After` (send again later); a
+    /// success that is not Apple's documented JSON is `502 app_store_unreadable`, not a refusal;
+    /// none stores anything, and the receipt goes through once Apple answers.
     @Test func appleRefusingAndAppleUnavailableAreToldApart() async throws {
         try await Self.run { system, standIn in
             let receipt = try Vectors.text("apple/receipts/xcode-app-receipt-with-transaction.b64")
@@ -92,6 +93,11 @@ struct ReceiptTests {
             #expect(unavailable.status == .serviceUnavailable && PlayHarness.errorCode(unavailable) == "app_store_unavailable",
                     "\(String(buffer: unavailable.body))")
             #expect(unavailable.headers[.retryAfter] == "30")
+
+            standIn.misbehave { _, _ in .answer(200, body: "<html>maintenance</html>") }
+            let unreadable = try await Self.post(system, "/v1/iap/receipts", ["receipt": receipt, "user_id": "user_r"])
+            #expect(unreadable.status == .badGateway && PlayHarness.errorCode(unreadable) == "app_store_unreadable",
+                    "\(String(buffer: unreadable.body))")
             #expect(try await system.db.scalar("SELECT count(*) FROM events WHERE source = 'storekit'") == 0)
 
             standIn.misbehave { _, _ in nil }

@@ -233,9 +233,14 @@ extension ReceiptTransactionHistory {
     /// Apple unavailable (no answer, `429`, `5xx`) is `503 app_store_unavailable` with
     /// `Retry-After`, for the app to send the receipt again; Apple refusing Sluice (`401`: the
     /// App Store Server API key is wrong or revoked; any other `4xx`) is `502 app_store_refused`,
-    /// logged as an error for the operator, since sending again changes nothing.
+    /// logged as an error for the operator, since sending again changes nothing; a success whose
+    /// body is not the documented JSON is `502 app_store_unreadable`, logged likewise.
     static func answer(to error: ProviderAPIError, logger: Logger) -> APIError {
         let status = error.status.map(String.init) ?? "none"
+        if let code = error.status, (200..<300).contains(code) {
+            logger.error("the App Store Server API answered with a body Sluice cannot read", metadata: ["status": "\(status)", "error": "\(error.message)"])
+            return APIError(.badGateway, code: "app_store_unreadable", message: "the App Store Server API answered, but not with the documented JSON")
+        }
         if error.isUnavailable {
             logger.warning("the App Store Server API is unavailable", metadata: ["status": "\(status)"])
             return APIError(
