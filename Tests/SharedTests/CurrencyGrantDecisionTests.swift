@@ -169,18 +169,19 @@ struct CurrencyGrantDecisionTests {
         #expect(Self.keys.giveBack == "give_back:transaction:store_kit:production:2000")
     }
 
-    /// What the worker holds for `sluice_write_applied_batch`: each change, in order.
+    /// What the worker holds for `sluice_write_applied_batch`: each change, in order, a grant as
+    /// the deposit function's row (DepositBalancesTests runs it through the function).
     @Test func theChangesAreHeldAsTheFunctionReadsThem() {
-        #expect(CurrencyGrantDecision.argument([]) == nil)
+        #expect(CurrencyGrantDecision.argument([], causeEventID: 7) == nil)
         let text = CurrencyGrantDecision.argument([
             .grant(user: "u", amounts: ["gems": 2, "credits": 500], cause: .renewal, key: "grant:k"),
             .grant(user: "u", amounts: ["credits": 1], cause: .renewal, key: "grant:e", expiresAt: Date(timeIntervalSince1970: 946_684_801)),
             .takeBack(grantKey: "grant:k", numerator: 1, denominator: 3, key: "take_back:k"), .giveBack(grantKey: "grant:k", key: "give_back:k"),
-        ])
-        #expect(text == #"[{"kind":"grant","user":"u","amounts":{"credits":500,"gems":2},"cause":"renewal","key":"grant:k"},"#
-            + #"{"kind":"grant","user":"u","amounts":{"credits":1},"cause":"renewal","key":"grant:e","expires_at_us":1000000},"#
-            + #"{"kind":"take_back","of":"grant:k","numerator":1,"denominator":3,"key":"take_back:k"},"#
-            + #"{"kind":"give_back","of":"grant:k","key":"give_back:k"}]"#)
+        ], causeEventID: 7)
+        #expect(text == #"[{"kind":"grant","user_id":"u","adjustments":{"credits":500,"gems":2},"cause":"renewal","idempotency_key":"grant:k","cause_event_id":7},"#
+            + #"{"kind":"grant","user_id":"u","adjustments":{"credits":1},"cause":"renewal","idempotency_key":"grant:e","cause_event_id":7,"expires_at_us":1000000},"#
+            + #"{"kind":"take_back","of":"grant:k","numerator":1,"denominator":3,"key":"take_back:k","cause_event_id":7},"#
+            + #"{"kind":"give_back","of":"grant:k","key":"give_back:k","cause_event_id":7}]"#)
     }
 
     @Test func aPaidTransactionLinkedLateIsGrantedToTheUser() {

@@ -143,22 +143,68 @@ struct DepositBalancesTests {
     }
 
     /// `sluice_write_applied_batch` makes a batch's balance changes in the order of its calls: a
-    /// run of grants in one call of the deposit function, a take-back between two runs.
+    /// run of grants in one call of the deposit function, a take-back between two runs; each row
+    /// names the event of its call, and an expiring grant's end arrives to the microsecond. The
+    /// changes are written as the worker writes them (``CurrencyGrantDecision/argument(_:causeEventID:)``).
     @Test func aTakeBackInABatchComesBetweenTheGrantsAroundIt() async throws {
         try await TestDatabase.with { db in
-            let changes: [[String: Any]] = [
-                ["kind": "grant", "user": "u", "amounts": ["credits": 10], "cause": "purchase", "key": "grant:a"],
-                ["kind": "take_back", "of": "grant:a", "numerator": 1, "denominator": 1, "key": "take_back:a"],
-                ["kind": "grant", "user": "u", "amounts": ["credits": 5], "cause": "purchase", "key": "grant:b"],
-            ]
-            let inner = String(decoding: try JSONSerialization.data(withJSONObject: changes, options: [.sortedKeys]), as: UTF8.self)
-            let calls = String(decoding: try JSONSerialization.data(withJSONObject: [["balance_changes": inner]]), as: UTF8.self)
-            try await db.client.query("SELECT sluice_write_applied_batch(\(calls)::jsonb)", logger: TestDatabase.logger)
+            let end = Date(timeIntervalSince1970: 1_900_000_000.123456)
+            let first = CurrencyGrantDecision.argument([
+                .grant(user: "u", amounts: ["credits": 10], cause: .purchase, key: "grant:a"),
+                .takeBack(grantKey: "grant:a", numerator: 1, denominator: 1, key: "take_back:a"),
+            ], causeEventID: 41)
+            let second = CurrencyGrantDecision.argument(
+                [.grant(user: "u", amounts: ["credits": 5], cause: .renewal, key: "grant:b", expiresAt: end)], causeEventID: 42)
+            var calls = JSONTextWriter()
+            calls.array { array in
+                for changes in [first, nil, second] { array.object { $0.member("balance_changes", jsonText: changes) } }
+            }
+            try await db.client.query("SELECT sluice_write_applied_batch(\(calls.text)::jsonb)", logger: TestDatabase.logger)
             #expect(try await Self.ledger(db.client) == [
                 LedgerRow(user: "u", key: "grant:a", balances: #"{"credits": 10}"#),
                 LedgerRow(user: "u", key: "take_back:a", balances: #"{"credits": 0}"#),
                 LedgerRow(user: "u", key: "grant:b", balances: #"{"credits": 5}"#),
             ])
+            var causes: [Int64?] = []
+            var ends: [Int64?] = []
+            for try await (cause, expiresAt) in try await db.client.query(
+                "SELECT cause_event_id, (extract(epoch FROM expires_at) * 1000000)::bigint FROM balance_transactions ORDER BY position",
+                logger: TestDatabase.logger
+            ).decode((Int64?, Int64?).self) {
+                causes.append(cause)
+                ends.append(expiresAt)
+            }
+            #expect(causes == [41, 41, 42])
+            // Microseconds since 1970 read back; the argument sent them since 2000.
+            #expect(ends == [nil, nil, end.postgresMicroseconds + 946_684_800_000_000])
+        }
+    }
+
+    /// A worker of the release before, still running during a rolling update, wrote a call's
+    /// links and balance changes as strings holding their JSON, and a grant with its own names
+    /// (`user`, `amounts`, `key`; the event from the call's record): the function reads them as
+    /// today's (sql/functions/sluice_call_array.sql).
+    @Test func aCallOfTheReleaseBeforeIsStillRead() async throws {
+        try await TestDatabase.with { db in
+            let links = #"[{"kind":"stripe_customer","scope":"acct_1","external_id":"cus_1","user_id":"u"}]"#
+            let changes = #"[{"kind":"grant","user":"u","amounts":{"credits":10},"cause":"purchase","key":"grant:a"},"#
+                + #"{"kind":"take_back","of":"grant:a","numerator":1,"denominator":2,"key":"take_back:a"}]"#
+            var calls = JSONTextWriter()
+            calls.array { array in
+                array.object { call in
+                    call.member("record_event_id", Int64(43))
+                    call.member("record_outcome", "applied")
+                    call.member("links", links)
+                    call.member("balance_changes", changes)
+                }
+            }
+            try await db.client.query("SELECT sluice_write_applied_batch(\(calls.text)::jsonb)", logger: TestDatabase.logger)
+            #expect(try await Self.ledger(db.client) == [
+                LedgerRow(user: "u", key: "grant:a", balances: #"{"credits": 10}"#),
+                LedgerRow(user: "u", key: "take_back:a", balances: #"{"credits": 5}"#),
+            ])
+            #expect(try await db.scalar("SELECT count(*) FROM balance_transactions WHERE cause_event_id = 43") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM provider_links WHERE external_id = 'cus_1' AND user_id = 'u'") == 1)
         }
     }
 

@@ -28,8 +28,7 @@ DECLARE
 BEGIN
     SELECT jsonb_agg(link.value ORDER BY c.n, link.n) INTO all_links
     FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
-         jsonb_array_elements((c.value->>'links')::jsonb) WITH ORDINALITY AS link(value, n)
-    WHERE c.value->>'links' IS NOT NULL;
+         jsonb_array_elements(sluice_call_array(c.value->'links')) WITH ORDINALITY AS link(value, n);
     IF all_links IS NOT NULL THEN
         PERFORM sluice_save_links(all_links);
     END IF;
@@ -40,34 +39,38 @@ BEGIN
     WHERE c->>'record_event_id' IS NOT NULL
     ON CONFLICT (event_id) DO NOTHING;
 
-    -- The balance changes of catalog products' currency grants (CurrencyGrantDecision), in the
-    -- order of the calls, each made at most once under its key and naming the event it came from
-    -- for its balance.changed announcement. Each run of grants is one sluice_deposit_balances (a
-    -- grant of a period whose credits expire carries expires_at_us); a take-back or give-back,
-    -- which ends a run, is one sluice_reverse_balance_change. So a grant is made before a
-    -- take-back of it in the same batch, and a take-back before a later grant to the same user.
+    -- The balance changes of catalog products' currency grants (CurrencyGrantDecision.argument),
+    -- in the order of the calls, each made at most once under its key and naming the event it
+    -- came from (cause_event_id) for its balance.changed announcement. A grant comes as a row of
+    -- sluice_deposit_balances already; each run of grants is one call of it (a grant of a period
+    -- whose credits expire carries expires_at_us, read here as expires_at). A take-back or
+    -- give-back, which ends a run, is one sluice_reverse_balance_change. So a grant is made
+    -- before a take-back of it in the same batch, and a take-back before a later grant to the
+    -- same user.
     FOR part IN
         WITH changes AS (
-            SELECT (c.value->>'record_event_id')::bigint AS event_id, x.value AS v, c.n, x.i,
-                   count(*) FILTER (WHERE x.value->>'kind' <> 'grant') OVER (ORDER BY c.n, x.i) AS run
+            SELECT CASE WHEN jsonb_typeof(c.value->'balance_changes') = 'string'
+                        -- A worker of the release before, during a rolling update: its names, read as today's.
+                        THEN x.value || jsonb_build_object('user_id', x.value->'user', 'adjustments', x.value->'amounts',
+                                'idempotency_key', x.value->'key', 'cause_event_id', c.value->'record_event_id')
+                        ELSE x.value END AS v,
+                   c.n, x.i, count(*) FILTER (WHERE x.value->>'kind' <> 'grant') OVER (ORDER BY c.n, x.i) AS run
             FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS c(value, n),
-                 jsonb_array_elements((c.value->>'balance_changes')::jsonb) WITH ORDINALITY AS x(value, i)
-            WHERE c.value->>'balance_changes' IS NOT NULL
+                 jsonb_array_elements(sluice_call_array(c.value->'balance_changes')) WITH ORDINALITY AS x(value, i)
         )
         SELECT (array_agg(v) FILTER (WHERE v->>'kind' <> 'grant'))[1] AS reversal,
-               (array_agg(event_id) FILTER (WHERE v->>'kind' <> 'grant'))[1] AS reversal_event_id,
-               jsonb_agg(jsonb_build_object('user_id', v->>'user', 'adjustments', v->'amounts', 'cause', v->>'cause',
-                       'idempotency_key', v->>'key', 'expires_at', sluice_timestamp_us((v->>'expires_at_us')::bigint),
-                       'cause_event_id', event_id)
+               jsonb_agg(CASE WHEN v ? 'expires_at_us'
+                             THEN v || jsonb_build_object('expires_at', sluice_timestamp_us((v->>'expires_at_us')::bigint))
+                             ELSE v END
                    ORDER BY n, i) FILTER (WHERE v->>'kind' = 'grant') AS grants
         FROM changes GROUP BY run ORDER BY run
     LOOP
         PERFORM CASE part.reversal->>'kind'
             WHEN 'take_back' THEN sluice_reverse_balance_change(
                 part.reversal->>'of', (part.reversal->>'numerator')::bigint, (part.reversal->>'denominator')::bigint, 'refund',
-                part.reversal->>'key', true, NULL, part.reversal_event_id)
+                part.reversal->>'key', true, NULL, (part.reversal->>'cause_event_id')::bigint)
             WHEN 'give_back' THEN sluice_reverse_balance_change(
-                part.reversal->>'of', 1, 1, 'refund_reversal', part.reversal->>'key', false, NULL, part.reversal_event_id)
+                part.reversal->>'of', 1, 1, 'refund_reversal', part.reversal->>'key', false, NULL, (part.reversal->>'cause_event_id')::bigint)
         END;
         IF part.grants IS NOT NULL THEN
             PERFORM sluice_deposit_balances(part.grants);

@@ -19,27 +19,38 @@ public enum CurrencyGrantDecision {
         case giveBack(grantKey: String, key: String)
     }
 
-    /// `changes` as `sluice_write_applied_batch` reads a call's `balance_changes`: a JSON array of
-    /// `{kind: grant, user, amounts, cause, key, expires_at_us?}` (microseconds since 2000), `{kind: take_back, of, numerator,
-    /// denominator, key}` and `{kind: give_back, of, key}` (`of`: the grant's key), in order;
-    /// `nil` for none.
-    public static func argument(_ changes: [Change]) -> String? {
+    /// `changes` as `sluice_write_applied_batch` reads a call's `balance_changes`, in order; `nil`
+    /// for none. A JSON array of:
+    /// - `{kind: grant, user_id, adjustments, cause, idempotency_key, cause_event_id,
+    ///   expires_at_us?}`: a row of `sluice_deposit_balances` as it is (the function reads
+    ///   `expires_at_us`, microseconds since 2000, as its `expires_at`), so that PostgreSQL only
+    ///   gathers a run of grants instead of building each anew;
+    /// - `{kind: take_back, of, numerator, denominator, key, cause_event_id}` and
+    ///   `{kind: give_back, of, key, cause_event_id}` (`of`: the grant's key).
+    ///
+    /// - Parameter causeEventID: the applied event the changes come from, named by each ledger row
+    ///   for its `balance.changed` announcement.
+    public static func argument(_ changes: [Change], causeEventID: Int64) -> String? {
         guard !changes.isEmpty else { return nil }
         let objects = changes.map { change -> [JSONTextMember] in
             switch change {
             case let .grant(user, amounts, cause, key, expiresAt):
                 return [
-                    JSONTextMember("kind", "grant"), JSONTextMember("user", user),
-                    JSONTextMember("amounts", .object(JSONTextMember.sorted(amounts.map { JSONTextMember($0.key, $0.value) }))),
-                    JSONTextMember("cause", cause.rawValue), JSONTextMember("key", key),
+                    JSONTextMember("kind", "grant"), JSONTextMember("user_id", user),
+                    JSONTextMember("adjustments", .object(JSONTextMember.sorted(amounts.map { JSONTextMember($0.key, $0.value) }))),
+                    JSONTextMember("cause", cause.rawValue), JSONTextMember("idempotency_key", key),
+                    JSONTextMember("cause_event_id", causeEventID),
                 ] + (expiresAt.map { [JSONTextMember("expires_at_us", $0.postgresMicroseconds)] } ?? [])
             case let .takeBack(grantKey, numerator, denominator, key):
                 return [
                     JSONTextMember("kind", "take_back"), JSONTextMember("of", grantKey), JSONTextMember("numerator", numerator),
-                    JSONTextMember("denominator", denominator), JSONTextMember("key", key),
+                    JSONTextMember("denominator", denominator), JSONTextMember("key", key), JSONTextMember("cause_event_id", causeEventID),
                 ]
             case let .giveBack(grantKey, key):
-                return [JSONTextMember("kind", "give_back"), JSONTextMember("of", grantKey), JSONTextMember("key", key)]
+                return [
+                    JSONTextMember("kind", "give_back"), JSONTextMember("of", grantKey), JSONTextMember("key", key),
+                    JSONTextMember("cause_event_id", causeEventID),
+                ]
             }
         }
         var json = JSONTextWriter()

@@ -66,6 +66,16 @@ public struct JSONTextWriter: Sendable {
         member(key) { json in json.array { array in for value in values { array.element(value) } } }
     }
 
+    /// A member whose value is JSON text another ``JSONTextWriter`` wrote (``text``), embedded
+    /// as it is, or `null`: PostgreSQL reads it as part of this value (`->`), not as a string to
+    /// parse again (`(->>)::jsonb`).
+    public mutating func member(_ key: String, jsonText: String?) {
+        member(key) { json in
+            json.separate()
+            if let jsonText { json.bytes.append(contentsOf: jsonText.utf8) } else { json.null() }
+        }
+    }
+
     /// A string or `null`, as the next value of the container.
     public mutating func element(_ value: String?) {
         separate()

@@ -75,7 +75,7 @@ enum StateWriter {
         let call = OutgoingEventWriter.call(
             events, record: .init(eventID: eventID, entityKey: decision.entityKey, outcome: decision.outcome, detail: decision.detail),
             rawNotification: announcer?.rawNotification, links: store.linksToSave(links),
-            balanceChanges: CurrencyGrantDecision.argument(balanceChanges))
+            balanceChanges: CurrencyGrantDecision.argument(balanceChanges, causeEventID: eventID))
         if let call { store.writes.hold(call: call.argument, for: eventID) }
         applied.announced = events.map(\.type)
         return applied

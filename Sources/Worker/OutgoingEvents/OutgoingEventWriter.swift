@@ -43,7 +43,7 @@ struct OutgoingEventWriter: Sendable {
         var rawNotification: RawNotification?
         /// `sluice_save_links`'s argument (``StateStore/linksToSave(_:)``), if any.
         var links: String?
-        /// The currency grants' changes (``CurrencyGrantDecision/argument(_:)``), if any.
+        /// The currency grants' changes (``CurrencyGrantDecision/argument(_:causeEventID:)``), if any.
         var balanceChanges: String? = nil
     }
 
@@ -159,8 +159,8 @@ private struct CallArguments {
             o.member("occurred_at_us", occurred_at_us)
             o.member("raw_event_id", raw_event_id)
             o.member("raw_environment", raw_environment)
-            o.member("links", links)
-            o.member("balance_changes", balance_changes)
+            o.member("links", jsonText: links)
+            o.member("balance_changes", jsonText: balance_changes)
         }
     }
 }
