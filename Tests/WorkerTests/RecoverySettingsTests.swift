@@ -130,4 +130,17 @@ struct RecoverySettingsTests {
     func theCommandRunsTheStreamsOfItsSource(_ name: String, _ source: RecoverCommand.Source, _ environment: String?, _ expected: Bool) {
         #expect(RecoverCommand.recovers(name, source: source, environment: environment) == expected)
     }
+
+    /// `--environment` is refused where it would be ignored without a word: Google Play's voided
+    /// purchases have no environments.
+    @Test(arguments: [
+        ("sandbox" as String?, RecoverCommand.Source.apple, true),
+        ("production", .stripe, true),
+        (nil, .googlePlay, true),
+        ("sandbox", .googlePlay, false),
+        ("staging", .apple, false),
+    ])
+    func theEnvironmentIsTakenWhereItApplies(_ environment: String?, _ source: RecoverCommand.Source, _ accepted: Bool) {
+        #expect((RecoverCommand.environmentProblem(environment, source: source) == nil) == accepted)
+    }
 }

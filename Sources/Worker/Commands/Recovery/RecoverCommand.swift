@@ -29,7 +29,7 @@ struct RecoverCommand: AsyncParsableCommand {
     @Option(help: "apple, stripe or google_play.")
     var source: Source
 
-    @Option(help: "production or sandbox (Apple; Stripe recovers the mode of its key). Default: both for Apple.")
+    @Option(help: "production or sandbox (Apple; Stripe recovers the mode of its key; refused with google_play, whose API has no environments). Default: both for Apple.")
     var environment: String?
 
     @Option(help: "Start of the window: RFC 3339, or a duration ago (2h, 3d). Default 24h.")
@@ -47,9 +47,17 @@ struct RecoverCommand: AsyncParsableCommand {
     func validate() throws {
         guard TimeExpression.pointInTime(since) != nil else { throw ValidationError("--since must be RFC 3339 or a duration like 3d") }
         if let until, TimeExpression.pointInTime(until) == nil { throw ValidationError("--until must be RFC 3339 or a duration like 1h") }
-        if let environment, PurchaseEnvironment(rawValue: environment) == nil {
-            throw ValidationError("--environment must be production or sandbox")
-        }
+        if let problem = Self.environmentProblem(environment, source: source) { throw ValidationError(problem) }
+    }
+
+    /// Why `--environment` cannot be taken with `source`, or `nil`: it must name an environment,
+    /// and is refused where it would be ignored without a word (asked for Play's sandbox,
+    /// recovering everything would look like the answer).
+    static func environmentProblem(_ environment: String?, source: Source) -> String? {
+        guard let environment else { return nil }
+        if PurchaseEnvironment(rawValue: environment) == nil { return "--environment must be production or sandbox" }
+        if source == .googlePlay { return "--environment does not apply to google_play: Play's voided purchases API has no environments" }
+        return nil
     }
 
     /// Whether the stream named `name` is one `--source` and `--environment` ask for: the source's
