@@ -84,9 +84,10 @@ struct DepositBalancesTests {
     }
 
     /// The one statement against a plain model of the deposits made one by one (a key the user
-    /// used before is skipped; each row's balances are those after it, of the currencies it
-    /// touched), over keys repeated within the call, unkeyed deposits, and a key that reads like
-    /// the place of an unkeyed deposit in the call.
+    /// used before is skipped, a purchase's `grant:` key whoever used it; each row's balances are
+    /// those after it, of the currencies it touched), over keys repeated within the call, a grant
+    /// named for two users, unkeyed deposits, and a key that reads like the place of an unkeyed
+    /// deposit in the call.
     @Test func oneCallForManyEndsAsTheDepositsOneByOne() async throws {
         try await TestDatabase.with { db in
             let plan: [Deposit] = [
@@ -100,12 +101,16 @@ struct DepositBalancesTests {
                 Deposit(user_id: "b", adjustments: ["credits": 1], idempotency_key: "g1"),
                 Deposit(user_id: "c", adjustments: ["credits": 8], idempotency_key: "g4"),
                 Deposit(user_id: "a", adjustments: ["credits": 2], idempotency_key: nil),
+                Deposit(user_id: "b", adjustments: ["credits": 50], idempotency_key: "grant:transaction:stripe:production:pi_1"),
+                Deposit(user_id: "c", adjustments: ["credits": 50], idempotency_key: "grant:transaction:stripe:production:pi_1"),
+                Deposit(user_id: "b", adjustments: ["credits": 50], idempotency_key: "grant:transaction:stripe:production:pi_1"),
             ]
             var balances: [String: [String: Int64]] = [:]
             var used: Set<[String]> = []
             var expected: [LedgerRow] = []
             for deposit in plan {
-                if let key = deposit.idempotency_key, !used.insert([deposit.user_id, key]).inserted { continue }
+                if let key = deposit.idempotency_key,
+                   !used.insert(key.hasPrefix("grant:") ? [key] : [deposit.user_id, key]).inserted { continue }
                 var after: [String: Int64] = [:]
                 for (currency, amount) in deposit.adjustments {
                     balances[deposit.user_id, default: [:]][currency, default: 0] += amount

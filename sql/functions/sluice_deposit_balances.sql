@@ -13,7 +13,7 @@
 --     is not made again (the caller that answers for a key, sluice_adjust_balances, looked first).
 --     A purchase's grant (`grant:` + its transaction, CurrencyGrantDecision.keys) is made once
 --     whoever it was for: one named again for the user the purchase passed to since (a refund
---     reversed after a transfer) is not made again. (Within one call, per user as above.)
+--     reversed after a transfer), in the ledger or earlier in this call, is not made again.
 --   * Each row's `balances` is the touched currencies' balances after it, the deposits of this
 --     call counted in order; each balance moves once, by the sum of the call's deposits.
 --   * A deposit with expires_at keeps what it adds as lots (balance_lots) that expire then.
@@ -43,20 +43,24 @@ BEGIN
             WITH ORDINALITY AS x(user_id, adjustments, cause, idempotency_key, request_digest, reason, metadata, actor, expires_at, reverses,
                 cause_event_id, n)
     ),
+    -- Whose key it is: the user's, or anyone's for a purchase's grant.
+    keyed AS (
+        SELECT input.*, CASE WHEN starts_with(idempotency_key, 'grant:') THEN '' ELSE user_id END AS holder FROM input
+    ),
     -- The deposits to make, each with the id its row will have (so that its lots can name it).
     fresh AS (
-        SELECT DISTINCT ON (i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END) i.*, gen_random_uuid() AS id
-        FROM input i
+        SELECT DISTINCT ON (i.holder, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END) i.*, gen_random_uuid() AS id
+        FROM keyed i
         -- One probe of the key's index a deposit (LIMIT: never a scan of the ledger, whatever the
         -- planner guesses of the input's size; `(…) IS TRUE`: never of the user's ledger either,
         -- as sluice_adjust_balances says).
         LEFT JOIN LATERAL (
             SELECT true AS seen FROM balance_transactions t
-            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id OR starts_with(i.idempotency_key, 'grant:')) IS TRUE
+            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id OR i.holder = '') IS TRUE
             LIMIT 1
         ) earlier ON true
         WHERE earlier.seen IS NULL
-        ORDER BY i.user_id, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END, i.n
+        ORDER BY i.holder, i.idempotency_key, CASE WHEN i.idempotency_key IS NULL THEN i.n END, i.n
     ),
     amounts AS (
         SELECT f.n, f.id, f.user_id, x.key AS currency, x.value::bigint AS amount,
