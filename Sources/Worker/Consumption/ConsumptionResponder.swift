@@ -106,10 +106,19 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     }
 
     /// What Sluice knows of the purchase: its ledger row, its grant, and the balances of the user
-    /// it was granted to, with what reached them after the grant.
+    /// it was granted to, with what reached them after the grant. Read in one snapshot
+    /// (`REPEATABLE READ`): a spend committed between two of the reads would be counted in the
+    /// balances and not in the lots, or the other way round.
     private func purchase(_ request: Request) async throws -> ConsumptionAnswer.Purchase {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+            return try await purchase(request, on: connection)
+        }
+    }
+
+    private func purchase(_ request: Request, on connection: PostgresConnection) async throws -> ConsumptionAnswer.Purchase {
         var purchase = ConsumptionAnswer.Purchase()
-        for try await (status, userID, purchasedAt, periodEnd) in try await client.query(
+        for try await (status, userID, purchasedAt, periodEnd) in try await connection.query(
             """
             SELECT status, user_id, purchased_at, period_end FROM transactions
             WHERE source = 'store_kit' AND environment = \(request.environment.rawValue) AND provider_transaction_id = \(request.transactionID)
@@ -127,7 +136,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         guard let transaction = purchase.transaction else { return purchase }
         let grantKey = CurrencyGrantDecision.keys(of: transaction).grant
         var grant: (position: Int64, user: String, expires: Bool)?
-        for try await (applied, position, grantee, expires) in try await client.query(
+        for try await (applied, position, grantee, expires) in try await connection.query(
             """
             SELECT applied::text, position, user_id, expires_at IS NOT NULL FROM balance_transactions
             WHERE idempotency_key = \(grantKey) ORDER BY position LIMIT 1
@@ -137,25 +146,25 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             grant = (position, grantee, expires)
         }
         if let grant {
-            let expiring = try await lots(ofUser: grant.user)
-            purchase.balances = try await BalanceStore(client: client, logger: logger).balances(user: grant.user)
+            let expiring = try await lots(ofUser: grant.user, on: connection)
+            purchase.balances = try await BalanceStore(connection: connection, logger: logger).balances(user: grant.user)
                 .merging(expiring.mapValues { -$0 }, uniquingKeysWith: +)
-            purchase.arrivedSince = try await arrived(to: grant.user, after: grant.position)
-            if grant.expires { purchase.grantLots = try await lots(ofGrant: grant.position) }
+            purchase.arrivedSince = try await arrived(to: grant.user, after: grant.position, on: connection)
+            if grant.expires { purchase.grantLots = try await lots(ofGrant: grant.position, on: connection) }
         }
         return purchase
     }
 
     /// What the lots of `user`'s grants that expire still hold, by currency.
-    private func lots(ofUser user: String) async throws -> [String: Int64] {
-        try await sums(client.query(
+    private func lots(ofUser user: String, on connection: PostgresConnection) async throws -> [String: Int64] {
+        try await sums(connection.query(
             "SELECT currency, sum(remaining)::bigint FROM balance_lots WHERE user_id = \(user) AND remaining > 0 GROUP BY currency", logger: logger))
     }
 
     /// What the lots of the grant at `position` still hold, by currency: its own, and those of
     /// the give-backs of it (given-back credits expire with the grant, in a lot of the give-back's row).
-    private func lots(ofGrant position: Int64) async throws -> [String: Int64] {
-        try await sums(client.query(
+    private func lots(ofGrant position: Int64, on connection: PostgresConnection) async throws -> [String: Int64] {
+        try await sums(connection.query(
             """
             SELECT currency, sum(remaining)::bigint FROM balance_lots
             WHERE grant_position = ANY(ARRAY(SELECT position FROM balance_transactions WHERE reverses = \(position)) || \(position))
@@ -174,8 +183,8 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     /// applied, less what later took those back (the rows that reverse them). The grant's own
     /// take-backs, give-backs and expiries are not arrivals; nor are grants that expire, nor the
     /// rows that reverse them (their lots are counted apart).
-    private func arrived(to user: String, after position: Int64) async throws -> [String: Int64] {
-        try await sums(client.query(
+    private func arrived(to user: String, after position: Int64, on connection: PostgresConnection) async throws -> [String: Int64] {
+        try await sums(connection.query(
             """
             SELECT a.key, sum(a.value::bigint)::bigint FROM balance_transactions t, jsonb_each_text(t.applied) AS a
             WHERE t.user_id = \(user) AND t.position > \(position) AND t.reverses IS DISTINCT FROM \(position)
