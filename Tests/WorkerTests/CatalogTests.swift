@@ -17,7 +17,7 @@ import TestSupport
 struct CatalogTests {
     @Test func theCommandsManageProductsAndRefuseBadInput() async throws {
         try await TestDatabase.with { db in
-            let added = try OperatorCommandTests.worker(
+            let added = try await OperatorCommandTests.worker(
                 db, ["products", "add", "pro.monthly", "--type", "auto_renewable", "--stripe-price", "price_pro_monthly",
                      "--apple-product-ids", "com.example.pro.monthly", "--trial-days", "7", "--access-levels", "pro,ad_free", "--json"])
             #expect(added.status == 0, "\(added.stderr)")
@@ -26,22 +26,22 @@ struct CatalogTests {
             #expect(product["apple_product_ids"] as? [String] == ["com.example.pro.monthly"])
 
             // One App Store product is one catalog product; one id is one product.
-            let taken = try OperatorCommandTests.worker(db, ["products", "add", "pro.other", "--type", "auto_renewable", "--apple-product-ids", "com.example.pro.monthly"])
+            let taken = try await OperatorCommandTests.worker(db, ["products", "add", "pro.other", "--type", "auto_renewable", "--apple-product-ids", "com.example.pro.monthly"])
             #expect(taken.status == 1 && taken.stderr.contains("com.example.pro.monthly is product pro.monthly's"), "\(taken.stderr)")
-            #expect(try OperatorCommandTests.worker(db, ["products", "add", "pro.monthly", "--type", "consumable"]).status == 1)
+            #expect(try await OperatorCommandTests.worker(db, ["products", "add", "pro.monthly", "--type", "consumable"]).status == 1)
             for bad in [["products", "add", "x", "--type", "weekly"], ["products", "add", "x"], ["products", "add", "x", "--type", "consumable", "--access-levels", "Pro"],
                         ["products", "add", "x", "--type", "consumable", "--trial-days", "9999"]] {
-                #expect(try OperatorCommandTests.worker(db, bad).status == 2, "\(bad)")
+                #expect(try await OperatorCommandTests.worker(db, bad).status == 2, "\(bad)")
             }
 
-            let updated = try OperatorCommandTests.worker(db, ["products", "update", "pro.monthly", "--trial-days", "0", "--access-levels", "pro", "--json"])
+            let updated = try await OperatorCommandTests.worker(db, ["products", "update", "pro.monthly", "--trial-days", "0", "--access-levels", "pro", "--json"])
             let changed = try #require(try OperatorCommandTests.json(updated.stdout) as? [String: Any])
             #expect(changed["trial_days"] is NSNull && changed["access_levels"] as? [String] == ["pro"] && changed["stripe_price"] as? String == "price_pro_monthly")
-            #expect(try OperatorCommandTests.worker(db, ["products", "show", "pro.monthly"]).stdout.contains("access levels  pro"))
-            #expect(try OperatorCommandTests.worker(db, ["products", "archive", "pro.monthly"]).status == 0)
-            #expect(try OperatorCommandTests.worker(db, ["products", "list"]).stdout.contains("no products"), "archived: no longer listed as sold")
-            #expect(try OperatorCommandTests.worker(db, ["products", "list", "--all"]).stdout.contains("pro.monthly"))
-            #expect(try OperatorCommandTests.worker(db, ["products", "show", "nope"]).status == 1)
+            #expect(try await OperatorCommandTests.worker(db, ["products", "show", "pro.monthly"]).stdout.contains("access levels  pro"))
+            #expect(try await OperatorCommandTests.worker(db, ["products", "archive", "pro.monthly"]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["products", "list"]).stdout.contains("no products"), "archived: no longer listed as sold")
+            #expect(try await OperatorCommandTests.worker(db, ["products", "list", "--all"]).stdout.contains("pro.monthly"))
+            #expect(try await OperatorCommandTests.worker(db, ["products", "show", "nope"]).status == 1)
         }
     }
 

@@ -127,7 +127,7 @@ struct CurrencyGrantTests {
             try await system.sync(purchase, userID: user)
             try await system.drain()
             #expect(try await Self.balances(system, user) == ["credits": 1_000])
-            let run = try CommandLineTests.runSeparately(
+            let run = try await CommandLineTests.runSeparately(
                 "worker", ["rebuild", "--user", user], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try await Self.balances(system, user) == ["credits": 1_000])

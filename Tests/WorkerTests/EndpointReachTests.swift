@@ -65,17 +65,17 @@ struct EndpointReachTests {
     @Test func theCommandsRefuseAnAddressInsideUnlessAllowed() async throws {
         try await TestDatabase.with { db in
             for url in ["http://127.0.0.1/hook", "http://169.254.169.254/latest/meta-data/", "http://[::1]:9/x", "http://localhost/x"] {
-                let refused = try OperatorCommandTests.worker(db, ["endpoints", "add", url])
+                let refused = try await OperatorCommandTests.worker(db, ["endpoints", "add", url])
                 #expect(refused.status == 2 && refused.stderr.contains("--allow-private"), "\(url): \(refused.stderr)")
             }
-            let allowed = try OperatorCommandTests.worker(db, ["endpoints", "add", "http://10.0.0.5/hook", "--allow-private", "--json"])
+            let allowed = try await OperatorCommandTests.worker(db, ["endpoints", "add", "http://10.0.0.5/hook", "--allow-private", "--json"])
             #expect(allowed.status == 0, "\(allowed.stderr)")
             let endpoint = try #require(try OperatorCommandTests.json(allowed.stdout) as? [String: Any])
             #expect(endpoint["allow_private"] as? Bool == true)
             let id = try #require(endpoint["id"] as? String)
-            let moved = try OperatorCommandTests.worker(db, ["endpoints", "update", id, "--url", "http://192.168.0.9/hook"])
+            let moved = try await OperatorCommandTests.worker(db, ["endpoints", "update", id, "--url", "http://192.168.0.9/hook"])
             #expect(moved.status == 2 && moved.stderr.contains("--allow-private"))
-            let revoked = try OperatorCommandTests.worker(db, ["endpoints", "update", id, "--no-allow-private", "--json"])
+            let revoked = try await OperatorCommandTests.worker(db, ["endpoints", "update", id, "--no-allow-private", "--json"])
             #expect((try OperatorCommandTests.json(revoked.stdout) as? [String: Any])?["allow_private"] as? Bool == false)
             #expect(try await db.scalar("SELECT count(*) FROM endpoints") == 1)
         }

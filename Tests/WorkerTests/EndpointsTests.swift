@@ -199,7 +199,7 @@ struct EndpointsTests {
 
     @Test func theCommandsManageEndpointsAndRefuseBadInput() async throws {
         try await TestDatabase.with { db in
-            let added = try OperatorCommandTests.worker(
+            let added = try await OperatorCommandTests.worker(
                 db, ["endpoints", "add", "https://hooks.example.com/sluice?token=x", "--events", "entitlement.*", "--source", "apple",
                      "--description", "billing", "--json"])
             #expect(added.status == 0, "\(added.stderr)")
@@ -209,36 +209,36 @@ struct EndpointsTests {
             #expect((endpoint["secret"] as? String)?.hasPrefix("whsec_") == true)
             #expect(endpoint["events"] as? [String] == ["entitlement.*"])
             #expect(endpoint["url"] as? String == "https://hooks.example.com/sluice?token=x", "the operator's own output: the whole URL")
-            let unfiltered = try OperatorCommandTests.worker(db, ["endpoints", "add", "https://all.example.com/hook", "--json"])
+            let unfiltered = try await OperatorCommandTests.worker(db, ["endpoints", "add", "https://all.example.com/hook", "--json"])
             let every = try #require(try OperatorCommandTests.json(unfiltered.stdout) as? [String: Any])
             #expect(every["events"] as? [String] == ["*"] && every["sources"] as? [String] == ["stripe", "apple", "google_play"], "empty filters, as the text says them")
             let everyID = try #require(every["id"] as? String)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "show", everyID]).stdout.contains("url          https://all.example.com/hook"))
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "remove", everyID]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "show", everyID]).stdout.contains("url          https://all.example.com/hook"))
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "remove", everyID]).status == 0)
 
-            let listed = try OperatorCommandTests.worker(db, ["endpoints", "list", "--json"])
+            let listed = try await OperatorCommandTests.worker(db, ["endpoints", "list", "--json"])
             let all = try #require(try OperatorCommandTests.json(listed.stdout) as? [[String: Any]])
             #expect(all.count == 1 && all[0]["secret"] == nil, "the secret is printed once, at creation")
 
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "disable", id]).status == 0)
-            let shown = try OperatorCommandTests.worker(db, ["endpoints", "show", id, "--json"])
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "disable", id]).status == 0)
+            let shown = try await OperatorCommandTests.worker(db, ["endpoints", "show", id, "--json"])
             #expect((try OperatorCommandTests.json(shown.stdout) as? [String: Any])?["enabled"] as? Bool == false)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "enable", id]).status == 0)
-            let updated = try OperatorCommandTests.worker(db, ["endpoints", "update", id, "--max-per-second", "5", "--json"])
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "enable", id]).status == 0)
+            let updated = try await OperatorCommandTests.worker(db, ["endpoints", "update", id, "--max-per-second", "5", "--json"])
             #expect((try OperatorCommandTests.json(updated.stdout) as? [String: Any])?["max_per_second"] as? Int == 5)
-            let rotated = try OperatorCommandTests.worker(db, ["endpoints", "rotate-secret", id, "--grace", "1h", "--json"])
+            let rotated = try await OperatorCommandTests.worker(db, ["endpoints", "rotate-secret", id, "--grace", "1h", "--json"])
             let rotation = try #require(try OperatorCommandTests.json(rotated.stdout) as? [String: Any])
             #expect(rotation["secret"] as? String != endpoint["secret"] as? String)
             #expect(rotation["previous_secret_expires_at"] is String)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "resend", id, "--since", "1h", "--dry-run"]).stdout == "would queue 0 deliveries\n")
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "resend", id, "--since", "1h", "--dry-run"]).stdout == "would queue 0 deliveries\n")
 
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "add", "ftp://nope"]).status == 2)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "add", "https://a.example", "--events", "entitlements.*"]).status == 2)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "add", "https://a.example", "--environment", "staging"]).status == 2)
-            let missing = try OperatorCommandTests.worker(db, ["endpoints", "show", "ep_999"])
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "add", "ftp://nope"]).status == 2)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "add", "https://a.example", "--events", "entitlements.*"]).status == 2)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "add", "https://a.example", "--environment", "staging"]).status == 2)
+            let missing = try await OperatorCommandTests.worker(db, ["endpoints", "show", "ep_999"])
             #expect(missing.status == 1 && missing.stderr.contains("no endpoint ep_999"))
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "remove", id]).status == 0)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "list"]).stdout.contains("no endpoints"))
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "remove", id]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "list"]).stdout.contains("no endpoints"))
         }
     }
 }

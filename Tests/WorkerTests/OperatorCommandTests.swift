@@ -15,12 +15,12 @@ struct OperatorCommandTests {
     static let logger = TestDatabase.logger
 
     /// Runs `worker` with `arguments` against `db`.
-    static func worker(_ db: TestDatabase, _ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        try worker(db, arguments)
+    static func worker(_ db: TestDatabase, _ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await worker(db, arguments)
     }
 
-    static func worker(_ db: TestDatabase, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        try CommandLineTests.runSeparately("worker", arguments, environment: ["DATABASE_URL": db.url.urlString, "LOG_LEVEL": "error"])
+    static func worker(_ db: TestDatabase, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await CommandLineTests.runSeparately("worker", arguments, environment: ["DATABASE_URL": db.url.urlString, "LOG_LEVEL": "error"])
     }
 
     static func json(_ text: String) throws -> Any {
@@ -64,7 +64,7 @@ struct OperatorCommandTests {
             try await Self.deadEvent(db, source: .apple, type: "DID_RENEW", errors: ["first", "second"])
             _ = try await Self.storeEvent(db, source: .stripe, type: "invoice.paid")
 
-            let stats = try Self.worker(db, "stats", "--json")
+            let stats = try await Self.worker(db, "stats", "--json")
             #expect(stats.status == 0, "\(stats.stderr)")
             let report = try #require(try Self.json(stats.stdout) as? [String: Any])
             let events = try #require((report["queues"] as? [String: Any])?["events"] as? [String: Any])
@@ -73,11 +73,11 @@ struct OperatorCommandTests {
             #expect(events["oldest_runnable_age_seconds"] is Double || events["oldest_runnable_age_seconds"] is Int)
             #expect((report["queues"] as? [String: Any])?["deliveries"] != nil)
             #expect(report["paused"] as? [String] == [])
-            let text = try Self.worker(db, "stats")
+            let text = try await Self.worker(db, "stats")
             #expect(text.status == 0)
             #expect(text.stdout.contains("QUEUE") && text.stdout.contains("charge.refunded"), "\(text.stdout)")
 
-            let list = try Self.worker(db, "dlq", "list", "--json")
+            let list = try await Self.worker(db, "dlq", "list", "--json")
             #expect(list.status == 0, "\(list.stderr)")
             let items = try #require(try Self.json(list.stdout) as? [[String: Any]])
             #expect(items.count == 2)
@@ -89,34 +89,34 @@ struct OperatorCommandTests {
                 (["--source", "stripe"], [refund]), (["--type", "charge.refunded"], [refund]), (["--since", "1h"], nil),
                 (["--since", "2099-01-01T00:00:00Z"], []), (["--queue", "deliveries"], []),
             ] {
-                let filtered = try CommandLineTests.runSeparately(
+                let filtered = try await CommandLineTests.runSeparately(
                     "worker", ["dlq", "list", "--json"] + filter, environment: ["DATABASE_URL": db.url.urlString])
                 let ids = try #require(try Self.json(filtered.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }
                 #expect(ids.count == (expected?.count ?? 2), "\(filter): \(ids)")
                 if let expected { #expect(ids == expected, "\(filter)") }
             }
-            #expect(try Self.worker(db, "dlq", "list").stdout.contains(refund))
+            #expect(try await Self.worker(db, "dlq", "list").stdout.contains(refund))
         }
     }
 
     @Test func showPrintsEveryAttemptAndUnknownIdsFail() async throws {
         try await TestDatabase.with { db async throws in
             let item = try await Self.deadEvent(db, source: .stripe, type: "charge.refunded", errors: ["first failure", "second failure"])
-            let show = try Self.worker(db, "dlq", "show", item)
+            let show = try await Self.worker(db, "dlq", "show", item)
             #expect(show.status == 0, "\(show.stderr)")
             #expect(show.stdout.contains("first failure") && show.stdout.contains("second failure"), "\(show.stdout)")
             #expect(show.stdout.contains("charge.refunded"))
-            let json = try #require(try Self.json(try Self.worker(db, "dlq", "show", item, "--json").stdout) as? [String: Any])
+            let json = try #require(try Self.json(try await Self.worker(db, "dlq", "show", item, "--json").stdout) as? [String: Any])
             #expect((json["history"] as? [Any])?.count == 2)
             #expect(json["payload_base64"] is String)
             #expect(show.stdout.contains("failed at"))
             // Replayed and applied: a done job ended, it never failed.
             try await db.client.query("UPDATE events SET state = 'done', finished_at = now()", logger: Self.logger)
-            let done = try Self.worker(db, "dlq", "show", item).stdout
+            let done = try await Self.worker(db, "dlq", "show", item).stdout
             #expect(done.contains("done at") && !done.contains("failed at"), "\(done)")
 
             for unknown in ["events/999999", "deliveries/5", "999999", "banana"] {
-                let missing = try Self.worker(db, "dlq", "show", unknown)
+                let missing = try await Self.worker(db, "dlq", "show", unknown)
                 #expect(missing.status == 1, "\(unknown): \(missing)")
                 #expect(missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
                 #expect(missing.stderr.contains(unknown.split(separator: "/").last!), "\(missing.stderr)")
@@ -129,31 +129,31 @@ struct OperatorCommandTests {
             let stripe = try await Self.deadEvent(db, source: .stripe, type: "charge.refunded", errors: ["a", "b"])
             let apple = try await Self.deadEvent(db, source: .apple, type: "DID_RENEW")
 
-            let dry = try Self.worker(db, "dlq", "replay", "--all", "--dry-run")
+            let dry = try await Self.worker(db, "dlq", "replay", "--all", "--dry-run")
             #expect(dry.status == 0)
             #expect(dry.stdout.contains("would replay 2"), "\(dry.stdout)")
             #expect(try await Self.state(db, stripe) == "dead")
 
-            let unknown = try Self.worker(db, "dlq", "replay", "--id", stripe, "--id", "events/424242")
+            let unknown = try await Self.worker(db, "dlq", "replay", "--id", stripe, "--id", "events/424242")
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("events/424242"), "\(unknown.stderr)")
             #expect(try await Self.state(db, stripe) == "dead", "an unknown id replays nothing")
 
-            let replay = try Self.worker(db, "dlq", "replay", "--id", stripe)
+            let replay = try await Self.worker(db, "dlq", "replay", "--id", stripe)
             #expect(replay.status == 0, "\(replay.stderr)")
             #expect(replay.stdout.contains("replayed 1"), "\(replay.stdout)")
             #expect(try await Self.state(db, stripe) == "pending")
             #expect(try await db.scalar("SELECT attempts FROM events WHERE state = 'pending'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM queue_attempts") == 3, "the history stays")
 
-            let again = try Self.worker(db, "dlq", "replay", "--id", stripe)
+            let again = try await Self.worker(db, "dlq", "replay", "--id", stripe)
             #expect(again.status == 0)
             #expect(again.stdout.contains("replayed 0") && again.stdout.contains("not dead"), "\(again.stdout)")
 
-            let bySource = try Self.worker(db, "dlq", "replay", "--all", "--source", "stripe")
+            let bySource = try await Self.worker(db, "dlq", "replay", "--all", "--source", "stripe")
             #expect(bySource.stdout.contains("replayed 0"), "\(bySource.stdout)")
             #expect(try await Self.state(db, apple) == "dead")
-            let all = try Self.worker(db, "dlq", "replay", "--all", "--source", "apple", "--type", "DID_RENEW")
+            let all = try await Self.worker(db, "dlq", "replay", "--all", "--source", "apple", "--type", "DID_RENEW")
             #expect(all.stdout.contains("replayed 1"), "\(all.stdout)")
             #expect(try await Self.state(db, apple) == "pending")
         }
@@ -163,16 +163,16 @@ struct OperatorCommandTests {
         try await TestDatabase.with { db async throws in
             let first = try await Self.deadEvent(db, source: .stripe, type: "charge.refunded")
             let second = try await Self.deadEvent(db, source: .apple, type: "DID_RENEW")
-            let unknown = try Self.worker(db, "dlq", "discard", "--id", first, "--id", "events/424242")
+            let unknown = try await Self.worker(db, "dlq", "discard", "--id", first, "--id", "events/424242")
             #expect(unknown.status == 1 && unknown.stderr.contains("events/424242"), "\(unknown.stderr)")
             #expect(try await Self.state(db, first) == "dead")
-            let discard = try Self.worker(db, "dlq", "discard", "--id", first)
+            let discard = try await Self.worker(db, "dlq", "discard", "--id", first)
             #expect(discard.status == 0 && discard.stdout.contains("discarded 1"), "\(discard)")
             #expect(try await Self.state(db, first) == "discarded")
             #expect(try await Self.state(db, second) == "dead")
-            let again = try Self.worker(db, "dlq", "discard", "--id", first)
+            let again = try await Self.worker(db, "dlq", "discard", "--id", first)
             #expect(again.stdout.contains("not dead") && again.stdout.contains("discarded 0"), "\(again.stdout)")
-            #expect(try Self.worker(db, "dlq", "discard").status == 2)
+            #expect(try await Self.worker(db, "dlq", "discard").status == 2)
         }
     }
 
@@ -183,7 +183,7 @@ struct OperatorCommandTests {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("drain-\(UUID().uuidString).ndjson")
             defer { try? FileManager.default.removeItem(at: file) }
 
-            let drain = try Self.worker(db, "dlq", "drain", "--output", file.path)
+            let drain = try await Self.worker(db, "dlq", "drain", "--output", file.path)
             #expect(drain.status == 0, "\(drain.stderr)")
             #expect(drain.stderr.contains("drained 2"), "\(drain.stderr)")
             let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
@@ -199,7 +199,7 @@ struct OperatorCommandTests {
             #expect(try await Self.state(db, first) == "discarded")
             #expect(try await Self.state(db, second) == "discarded")
 
-            let empty = try Self.worker(db, "dlq", "drain")
+            let empty = try await Self.worker(db, "dlq", "drain")
             #expect(empty.status == 0)
             #expect(empty.stdout.isEmpty && empty.stderr.contains("drained 0"))
             #expect(try await db.scalar("SELECT count(*) FROM events") == 2, "discarded rows are kept")
@@ -215,9 +215,9 @@ struct OperatorCommandTests {
             try worker.run()
             defer { worker.terminate(); worker.waitUntilExit() }
 
-            let paused = try Self.worker(db, "pause", "--queue", "events")
+            let paused = try await Self.worker(db, "pause", "--queue", "events")
             #expect(paused.status == 0 && paused.stdout.contains("paused events"), "\(paused)")
-            #expect(try Self.worker(db, "stats", "--json").stdout.contains(#""paused":["events"]"#))
+            #expect(try await Self.worker(db, "stats", "--json").stdout.contains(#""paused":["events"]"#))
             // A second after the pause, no worker takes anything.
             try await Task.sleep(for: .seconds(1))
             for index in 0..<5 {
@@ -229,7 +229,7 @@ struct OperatorCommandTests {
             try await Task.sleep(for: .seconds(2))
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE attempts > 0") == 0)
 
-            let resumed = try Self.worker(db, "resume")
+            let resumed = try await Self.worker(db, "resume")
             #expect(resumed.status == 0 && resumed.stdout.contains("resumed events, deliveries"), "\(resumed)")
             let deadline = ContinuousClock.now + .seconds(20)
             while try await db.scalar("SELECT count(*) FROM events WHERE state = 'done'") < 5, ContinuousClock.now < deadline {
@@ -255,7 +255,7 @@ struct OperatorCommandTests {
             try await db.client.query(
                 "INSERT INTO queue_attempts (queue, job_id, attempt, error) VALUES ('events', \(old), 1, 'old')", logger: Self.logger)
 
-            let prune = try Self.worker(db, "prune", "--older-than", "30d", "--batch-size", "1")
+            let prune = try await Self.worker(db, "prune", "--older-than", "30d", "--batch-size", "1")
             #expect(prune.status == 0, "\(prune.stderr)")
             #expect(prune.stdout.contains("pruned 1 done events"), "\(prune.stdout)")
             var remaining: [Int64] = []

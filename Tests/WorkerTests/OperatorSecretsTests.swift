@@ -23,14 +23,14 @@ struct OperatorSecretsTests {
                 """, logger: TestDatabase.logger)
             let id = try await db.scalar("SELECT id FROM deliveries")
             for arguments in [["dlq", "show", "deliveries/\(id)", "--json"], ["dlq", "show", "deliveries/\(id)"], ["dlq", "list", "--queue", "deliveries", "--json"]] {
-                let result = try OperatorCommandTests.worker(db, arguments)
+                let result = try await OperatorCommandTests.worker(db, arguments)
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(!["hunter2", "sekret", "path-token"].contains { result.stdout.contains($0) }, "\(arguments): \(result.stdout)")
             }
-            #expect(try OperatorCommandTests.worker(db, ["dlq", "show", "deliveries/\(id)"]).stdout.contains("https://hooks.example.com/…"))
+            #expect(try await OperatorCommandTests.worker(db, ["dlq", "show", "deliveries/\(id)"]).stdout.contains("https://hooks.example.com/…"))
             let drained = FileManager.default.temporaryDirectory.appendingPathComponent("drain-\(UUID().uuidString).ndjson")
             defer { try? FileManager.default.removeItem(at: drained) }
-            #expect(try OperatorCommandTests.worker(db, ["dlq", "drain", "--queue", "deliveries", "--output", drained.path]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["dlq", "drain", "--queue", "deliveries", "--output", drained.path]).status == 0)
             let archive = try String(contentsOf: drained, encoding: .utf8)
             #expect(archive.contains("hooks.example.com") && !["hunter2", "sekret", "path-token"].contains { archive.contains($0) })
         }

@@ -9,8 +9,8 @@ import Shared
 /// `worker rebuild`: state a buggy handler wrote is recomputed from the stored raw events.
 @Suite(.timeLimit(.minutes(3)))
 struct RebuildTests {
-    static func rebuild(_ system: SystemHarness, _ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        try CommandLineTests.runSeparately(
+    static func rebuild(_ system: SystemHarness, _ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await CommandLineTests.runSeparately(
             "worker", ["rebuild"] + arguments, environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
     }
 
@@ -32,14 +32,14 @@ struct RebuildTests {
                 logger: TestDatabase.logger)
             try await system.db.client.query("UPDATE transactions SET status = 'failed' WHERE provider_transaction_id = '7702'", logger: TestDatabase.logger)
 
-            let dry = try Self.rebuild(system, "--user", user, "--dry-run")
+            let dry = try await Self.rebuild(system, "--user", user, "--dry-run")
             #expect(dry.status == 0, "\(dry.stderr)")
             #expect(dry.stdout.contains("dry run: 2 entities, 1 changed"), "\(dry.stdout)")
             #expect(dry.stdout.contains("status: expired → active"))
             #expect(dry.stdout.contains("transaction 7702: failed → succeeded"))
             #expect(try await system.db.scalar("SELECT count(*) FROM entitlements WHERE status = 'expired'") == 1)
 
-            let run = try Self.rebuild(system, "--user", user)
+            let run = try await Self.rebuild(system, "--user", user)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains("2 entities, 1 changed"))
             let rebuilt = try await system.entitlements(userID: user)
@@ -53,9 +53,9 @@ struct RebuildTests {
             #expect(try await system.transactions(userID: user).count == 3)
             #expect(try await system.db.scalar("SELECT count(*) FROM applied_events") == 3)
 
-            let again = try Self.rebuild(system, "--entity", "apple:sandbox:7701")
+            let again = try await Self.rebuild(system, "--entity", "apple:sandbox:7701")
             #expect(again.stdout.contains("1 entities, 0 changed"))
-            #expect(try Self.rebuild(system).status == 2)
+            #expect(try await Self.rebuild(system).status == 2)
         }
     }
 }

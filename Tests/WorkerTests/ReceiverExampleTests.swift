@@ -60,7 +60,7 @@ struct ReceiverExampleTests {
             ])
             defer { worker.stop() }
             let port = try ServiceProcess.freePort()
-            let added = try OperatorCommandTests.worker(db, ["endpoints", "add", "http://127.0.0.1:\(port)/sluice", "--allow-private", "--description", "receiver", "--json"])
+            let added = try await OperatorCommandTests.worker(db, ["endpoints", "add", "http://127.0.0.1:\(port)/sluice", "--allow-private", "--description", "receiver", "--json"])
             #expect(added.status == 0, "\(added.stderr)")
             let endpoint = try #require(try OperatorCommandTests.json(added.stdout) as? [String: Any])
             let secret = try #require(endpoint["secret"] as? String)
@@ -120,7 +120,7 @@ struct ReceiverExampleTests {
             ])
 
             // Disabled while running: nothing leaves; enabled: what waited leaves.
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "disable", id]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "disable", id]).status == 0)
             let before = receiver.handled().count
             let short = SampleAppleTransaction(
                 transactionId: "72001", bundleId: TestCredentials.bundleID, expiresDate: Date().addingTimeInterval(3),
@@ -129,8 +129,8 @@ struct ReceiverExampleTests {
             try await Task.sleep(for: .seconds(2))
             #expect(receiver.handled().count == before, "a disabled endpoint receives nothing")
             // Created while it was disabled: resend brings them, in order, then the clock's expiry follows.
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "enable", id]).status == 0)
-            #expect(try OperatorCommandTests.worker(db, ["endpoints", "resend", id, "--since", "1m"]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "enable", id]).status == 0)
+            #expect(try await OperatorCommandTests.worker(db, ["endpoints", "resend", id, "--since", "1m"]).status == 0)
             let all = try await waitFor(before + 3)
             #expect(all.suffix(3).filter { $0.hasPrefix("entitlement.") } == ["entitlement.granted", "entitlement.expired"], "\(all)")
             #expect(all.suffix(3).contains("transaction.succeeded"), "\(all)")

@@ -86,29 +86,29 @@ struct RecoveryProcessTests {
             }
             try await TestDatabase.with { db in
                 let environment = Self.workerEnvironment(db, standIn.workerEnvironment())
-                let dry = try CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h", "--dry-run"], environment: environment)
+                let dry = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h", "--dry-run"], environment: environment)
                 #expect(dry.status == 0, "\(dry.stderr)")
                 #expect(dry.stdout.contains("dry run: found 3, already stored 0, stored 3, rejected 0"))
                 #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
 
-                let run = try CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h", "--json"], environment: environment)
+                let run = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h", "--json"], environment: environment)
                 #expect(run.status == 0, "\(run.stderr)")
                 let counts = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
                 #expect(counts?["stored"] as? Int == 3)
-                let again = try CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h"], environment: environment)
+                let again = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "stripe", "--since", "1h"], environment: environment)
                 #expect(again.stdout.contains("already stored 3, stored 0"))
                 #expect(!again.stderr.contains(StripeAPIStandIn.apiKey) && !run.stdout.contains(StripeAPIStandIn.apiKey))
 
-                let off = try CommandLineTests.runSeparately("worker", ["recover", "--source", "apple"], environment: environment)
+                let off = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "apple"], environment: environment)
                 #expect(off.status == 1)
                 #expect(off.stderr.contains("Apple recovery is off"))
-                let playOff = try CommandLineTests.runSeparately("worker", ["recover", "--source", "google_play"], environment: environment)
+                let playOff = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "google_play"], environment: environment)
                 #expect(playOff.status == 1 && playOff.stderr.contains("Google Play recovery is off: set GOOGLE_PLAY_SERVICE_ACCOUNT_FILE"), "\(playOff.stderr)")
 
-                let reconcile = try CommandLineTests.runSeparately("worker", ["reconcile", "--all", "--dry-run"], environment: environment)
+                let reconcile = try await CommandLineTests.runSeparately("worker", ["reconcile", "--all", "--dry-run"], environment: environment)
                 #expect(reconcile.status == 0, "\(reconcile.stderr)")
                 #expect(reconcile.stdout.contains("dry run: unchanged 0, corrected 0, skipped 0"))
-                #expect(try CommandLineTests.runSeparately("worker", ["reconcile"], environment: environment).status == 2)
+                #expect(try await CommandLineTests.runSeparately("worker", ["reconcile"], environment: environment).status == 2)
             }
         }
     }

@@ -34,7 +34,7 @@ struct RetentionTests {
                     "UPDATE events SET finished_at = now() - interval '40 days', received_at = now() - interval '40 days'",
                     logger: TestDatabase.logger)
 
-                let prune = try OperatorCommandTests.worker(system.db, ["prune", "--older-than", "30d"])
+                let prune = try await OperatorCommandTests.worker(system.db, ["prune", "--older-than", "30d"])
                 #expect(prune.status == 0, "\(prune.stderr)")
                 #expect(prune.stdout.contains("pruned 1 done events"))
                 #expect(try await system.db.scalar("SELECT count(*) FROM events") == 0)
@@ -55,11 +55,11 @@ struct RetentionTests {
             try await db.client.query(
                 "INSERT INTO event_keys (source, external_id, received_at) VALUES ('apple', 'old', now() - interval '200 days'), ('apple', 'recent', now() - interval '20 days')",
                 logger: TestDatabase.logger)
-            #expect(try OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "30d"]).status == 2)
-            let kept = try OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "180d"])
+            #expect(try await OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "30d"]).status == 2)
+            let kept = try await OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "180d"])
             #expect(kept.stdout.contains("forgot 1 event keys"), "\(kept.stdout)")
             #expect(try await db.strings("SELECT external_id FROM event_keys") == ["recent"])
-            let forced = try OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "10d", "--force"])
+            let forced = try await OperatorCommandTests.worker(db, ["prune", "--older-than", "30d", "--keep-keys", "10d", "--force"])
             #expect(forced.status == 0)
             #expect(try await db.scalar("SELECT count(*) FROM event_keys") == 0)
         }

@@ -53,7 +53,7 @@ struct SecretFileTests {
 
     @Test func theWorkerReadsItsDatabaseURLFromAFile() async throws {
         try await TestDatabase.with { db in
-            let result = try CommandLineTests.runSeparately(
+            let result = try await CommandLineTests.runSeparately(
                 "worker", ["stats", "--json"], environment: ["DATABASE_URL_FILE": try Self.file(db.url.urlString + "\n"), "LOG_LEVEL": "error"])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("\"queues\""))

@@ -47,7 +47,7 @@ struct StripeSubscriptionItemsTests {
                 "SELECT count(*) FROM outgoing_events WHERE user_id = \(key) AND type = 'entitlement.refunded'") == 2)
 
             // A rebuild by user rebuilds the item's entitlement with its subscription, never deletes it.
-            let rebuild = try RebuildTests.rebuild(system, "--user", "user_items")
+            let rebuild = try await RebuildTests.rebuild(system, "--user", "user_items")
             #expect(rebuild.status == 0, "\(rebuild.stderr)")
             let rebuilt = try await system.entitlements(userID: "user_items")
             #expect(Set(rebuilt.compactMap { $0["product_id"] as? String }) == ["pro.monthly", "addon.storage"], "\(rebuild.stdout)")

@@ -81,11 +81,11 @@ struct TransferBehaviorTests {
             #expect(details.last?.contains("an old copy moves nothing") == true, "\(details)")
 
             // Operators see the log from the shell.
-            let shown = try OperatorCommandTests.worker(system.db, ["transfers", "--user", "bob", "--json"])
+            let shown = try await OperatorCommandTests.worker(system.db, ["transfers", "--user", "bob", "--json"])
             #expect(shown.status == 0, "\(shown.stderr)")
             let listed = try #require(try OperatorCommandTests.json(shown.stdout) as? [String: [[String: Any]]])["transfers"] ?? []
             #expect(listed.map { "\($0["from_user"] ?? "")>\($0["to_user"] ?? "") \($0["transaction_id"] ?? "")" } == (owner == "bob" ? ["alice>bob 7001"] : []))
-            #expect(try OperatorCommandTests.worker(system.db, ["transfers"]).stdout.contains(owner == "bob" ? "sync of 7001" : "no transfers"))
+            #expect(try await OperatorCommandTests.worker(system.db, ["transfers"]).stdout.contains(owner == "bob" ? "sync of 7001" : "no transfers"))
         }
     }
 }

@@ -65,7 +65,7 @@ struct ConsoleCustomerTests {
     @Test func theShellPrintsTheSameStory() async throws {
         try await SystemHarness.run { system in
             try await Self.story(system)
-            let run = try CommandLineTests.runSeparately(
+            let run = try await CommandLineTests.runSeparately(
                 "worker", ["customer", "8801", "--json"], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             #expect(run.status == 0, "\(run.stderr)")
             let story = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -76,11 +76,11 @@ struct ConsoleCustomerTests {
             #expect(Set(timeline.compactMap { $0["decision"] as? String }) == ["applied", "stale"])
             #expect(timeline.contains { ($0["outgoing"] as? [[String: Any]])?.first?["type"] as? String == "entitlement.renewed" })
 
-            let text = try CommandLineTests.runSeparately(
+            let text = try await CommandLineTests.runSeparately(
                 "worker", ["customer", Self.user], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             #expect(text.status == 0)
             #expect(text.stdout.contains("timeline, newest first:") && text.stdout.contains("DID_RENEW"))
-            let unknown = try CommandLineTests.runSeparately(
+            let unknown = try await CommandLineTests.runSeparately(
                 "worker", ["customer", "nobody_at_all"], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("nothing is stored about nobody_at_all"))
@@ -171,12 +171,12 @@ struct ConsoleCustomerTests {
                 #expect(try await console.get("/customers?q=only_credits").headers[.location] == "/customer?id=only_credits")
                 #expect(try await console.page("/customer?id=only_credits").contains("<span class=\"pill\">gems 3</span>"))
             }
-            let run = try CommandLineTests.runSeparately(
+            let run = try await CommandLineTests.runSeparately(
                 "worker", ["customer", Self.user, "--json"], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             let story = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
             #expect(story["balances"] as? [String: Int] == ["credits": 0])
             #expect((story["balance_transactions"] as? [[String: Any]])?.map { $0["cause"] as? String } == ["operator", "purchase"])
-            let text = try CommandLineTests.runSeparately(
+            let text = try await CommandLineTests.runSeparately(
                 "worker", ["customer", Self.user], environment: ["DATABASE_URL": system.db.url.urlString, "LOG_LEVEL": "error"])
             #expect(text.stdout.contains("operator: credits -250 → 0 (could not take 50 credits) — abuse <script> [by alice]"), "\(text.stdout)")
         }
