@@ -193,7 +193,9 @@ struct DepositBalancesTests {
         try await TestDatabase.with { db in
             let links = #"[{"kind":"stripe_customer","scope":"acct_1","external_id":"cus_1","user_id":"u"}]"#
             let changes = #"[{"kind":"grant","user":"u","amounts":{"credits":10},"cause":"purchase","key":"grant:a"},"#
-                + #"{"kind":"take_back","of":"grant:a","numerator":1,"denominator":2,"key":"take_back:a"}]"#
+                + #"{"kind":"take_back","of":"grant:a","numerator":1,"denominator":2,"key":"take_back:a"},"#
+                + #"{"kind":"give_back","of":"grant:a","key":"give_back:a"},"#
+                + #"{"kind":"grant","user":"u","amounts":{"credits":1},"cause":"renewal","key":"grant:e","expires_at_us":1000000000000000}]"#
             var calls = JSONTextWriter()
             calls.array { array in
                 array.object { call in
@@ -207,8 +209,14 @@ struct DepositBalancesTests {
             #expect(try await Self.ledger(db.client) == [
                 LedgerRow(user: "u", key: "grant:a", balances: #"{"credits": 10}"#),
                 LedgerRow(user: "u", key: "take_back:a", balances: #"{"credits": 5}"#),
+                LedgerRow(user: "u", key: "give_back:a", balances: #"{"credits": 10}"#),
+                LedgerRow(user: "u", key: "grant:e", balances: #"{"credits": 11}"#),
             ])
-            #expect(try await db.scalar("SELECT count(*) FROM balance_transactions WHERE cause_event_id = 43") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM balance_transactions WHERE cause_event_id = 43") == 4)
+            // Microseconds since 2000 sent; since 1970 read back.
+            #expect(try await db.scalar(
+                "SELECT (extract(epoch FROM expires_at) * 1000000)::bigint FROM balance_transactions WHERE idempotency_key = 'grant:e'")
+                == 1_000_000_000_000_000 + 946_684_800_000_000)
             #expect(try await db.scalar("SELECT count(*) FROM provider_links WHERE external_id = 'cus_1' AND user_id = 'u'") == 1)
         }
     }

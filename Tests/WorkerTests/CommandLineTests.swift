@@ -86,7 +86,7 @@ struct CommandLineTests {
         ["no-such-command"], ["migrate", "--no-such-flag"], ["run", "extra"], ["dlq", "replay"], ["dlq", "replay", "--id", "events/1", "--all"],
         ["dlq", "replay", "--id", "events/1", "--source", "stripe"], ["dlq", "list", "--since", "yesterday"],
         ["dlq", "list", "--source", "paypal"], ["dlq", "list", "--limit", "0"], ["pause", "--queue", "nope"], ["prune"],
-        ["prune", "--older-than", "5x"], ["dlq", "show"],
+        ["prune", "--older-than", "5x"], ["dlq", "show"], ["recover", "--source", "google_play", "--environment", "sandbox"],
     ])
     func badUsageExitsTwo(arguments: [String]) async throws {
         let (status, output) = try await Self.run("worker", arguments)

@@ -99,6 +99,11 @@ struct RecoveryProcessTests {
                 #expect(again.stdout.contains("already stored 3, stored 0"))
                 #expect(!again.stderr.contains(StripeAPIStandIn.apiKey) && !run.stdout.contains(StripeAPIStandIn.apiKey))
 
+                // The stand-in's key is a test key: asked for production, the command says so instead of recovering test mode.
+                let otherMode = try await CommandLineTests.runSeparately(
+                    "worker", ["recover", "--source", "stripe", "--environment", "production"], environment: environment)
+                #expect(otherMode.status == 1 && otherMode.stderr.contains("STRIPE_API_KEY is a sandbox key"), "\(otherMode.stderr)")
+
                 let off = try await CommandLineTests.runSeparately("worker", ["recover", "--source", "apple"], environment: environment)
                 #expect(off.status == 1)
                 #expect(off.stderr.contains("Apple recovery is off"))

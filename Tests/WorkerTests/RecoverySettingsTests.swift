@@ -120,7 +120,9 @@ struct RecoverySettingsTests {
         ("google_play:voided", RecoverCommand.Source.googlePlay, nil as String?, true),
         ("google_play:voided", .stripe, nil, false),
         ("stripe:production", .stripe, nil, true),
-        ("stripe:production", .stripe, "sandbox", true),  // Stripe recovers the mode of its key
+        ("stripe:production", .stripe, "sandbox", false),  // a live key recovers production only
+        ("stripe:production", .stripe, "production", true),
+        ("stripe:sandbox", .stripe, "sandbox", true),
         ("apple:sandbox:all", .apple, nil, true),
         ("apple:sandbox:all", .apple, "sandbox", true),
         ("apple:sandbox:all", .apple, "production", false),

@@ -43,9 +43,9 @@ BEGIN
             WITH ORDINALITY AS x(user_id, adjustments, cause, idempotency_key, request_digest, reason, metadata, actor, expires_at, reverses,
                 cause_event_id, n)
     ),
-    -- Whose key it is: the user's, or anyone's for a purchase's grant.
+    -- Whose key it is: the user's, or anyone's (NULL) for a purchase's grant.
     keyed AS (
-        SELECT input.*, CASE WHEN starts_with(idempotency_key, 'grant:') THEN '' ELSE user_id END AS holder FROM input
+        SELECT input.*, CASE WHEN starts_with(idempotency_key, 'grant:') THEN NULL ELSE user_id END AS holder FROM input
     ),
     -- The deposits to make, each with the id its row will have (so that its lots can name it).
     fresh AS (
@@ -56,7 +56,7 @@ BEGIN
         -- as sluice_adjust_balances says).
         LEFT JOIN LATERAL (
             SELECT true AS seen FROM balance_transactions t
-            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.user_id OR i.holder = '') IS TRUE
+            WHERE t.idempotency_key = i.idempotency_key AND (t.user_id = i.holder OR i.holder IS NULL) IS TRUE
             LIMIT 1
         ) earlier ON true
         WHERE earlier.seen IS NULL

@@ -50,7 +50,8 @@ BEGIN
     FOR part IN
         WITH changes AS (
             SELECT CASE WHEN jsonb_typeof(c.value->'balance_changes') = 'string'
-                        -- A worker of the release before, during a rolling update: its names, read as today's.
+                        -- A worker of the release before, during a rolling update: its names, read as today's
+                        -- (drop in the release after next, with sluice_call_array's string arm).
                         THEN x.value || jsonb_build_object('user_id', x.value->'user', 'adjustments', x.value->'amounts',
                                 'idempotency_key', x.value->'key', 'cause_event_id', c.value->'record_event_id')
                         ELSE x.value END AS v,

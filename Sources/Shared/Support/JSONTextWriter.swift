@@ -70,6 +70,7 @@ public struct JSONTextWriter: Sendable {
     /// as it is, or `null`: PostgreSQL reads it as part of this value (`->`), not as a string to
     /// parse again (`(->>)::jsonb`).
     public mutating func member(_ key: String, jsonText: String?) {
+        precondition(jsonText?.isEmpty != true, "JSON text to embed is never empty")
         member(key) { json in
             json.separate()
             if let jsonText { json.bytes.append(contentsOf: jsonText.utf8) } else { json.null() }

@@ -29,7 +29,7 @@ struct RecoverCommand: AsyncParsableCommand {
     @Option(help: "apple, stripe or google_play.")
     var source: Source
 
-    @Option(help: "production or sandbox (Apple; Stripe recovers the mode of its key; refused with google_play, whose API has no environments). Default: both for Apple.")
+    @Option(help: "production or sandbox: Apple's environment (default both); for Stripe, the mode of STRIPE_API_KEY (a test key is sandbox; the other mode is refused); refused with google_play, whose API has no environments.")
     var environment: String?
 
     @Option(help: "Start of the window: RFC 3339, or a duration ago (2h, 3d). Default 24h.")
@@ -61,13 +61,16 @@ struct RecoverCommand: AsyncParsableCommand {
     }
 
     /// Whether the stream named `name` is one `--source` and `--environment` ask for: the source's
-    /// streams (`google_play:voided`, `stripe:production`); of Apple's, which are per environment,
-    /// each its whole history (`apple:sandbox:all`) or its failures, the whole histories, of the
-    /// environment when one is given.
+    /// streams (`google_play:voided`; `stripe:sandbox`, named after its key's mode, when it is the
+    /// environment asked for); of Apple's, which are per environment, each its whole history
+    /// (`apple:sandbox:all`) or its failures, the whole histories, of the environment when one is given.
     static func recovers(_ name: String, source: Source, environment: String?) -> Bool {
         guard name.hasPrefix(source.rawValue + ":") else { return false }
-        guard source == .apple else { return true }
-        return name.hasSuffix(":all") && (environment.map { name.contains(":\($0):") } ?? true)
+        switch source {
+        case .apple: return name.hasSuffix(":all") && (environment.map { name.contains(":\($0):") } ?? true)
+        case .stripe: return environment.map { name == "stripe:\($0)" } ?? true
+        case .googlePlay: return true
+        }
     }
 
     func run() async throws {
@@ -77,6 +80,10 @@ struct RecoverCommand: AsyncParsableCommand {
         let report = try await RecoverySession.with { recovery, logger in
             let streams = recovery.streams.filter { Self.recovers($0.name, source: source, environment: environment) }
             guard !streams.isEmpty else {
+                if source == .stripe, let environment, let keyed = recovery.streams.first(where: { $0.name.hasPrefix("stripe:") }) {
+                    let mode = keyed.name.dropFirst("stripe:".count)
+                    throw CommandFailure("--environment \(environment): STRIPE_API_KEY is a \(mode) key, and a key recovers its own mode only")
+                }
                 switch source {
                 case .apple: throw CommandFailure("Apple recovery is off: set APPLE_API_KEY_ID, APPLE_API_ISSUER_ID and APPLE_API_PRIVATE_KEY_FILE")
                 case .stripe: throw CommandFailure("Stripe recovery is off: set STRIPE_API_KEY")
