@@ -23,21 +23,47 @@ pg_ensure_installed() {
 # A port free to listen on, from below the kernel's ephemeral range (ip_local_port_range): a port
 # the kernel hands out for bind(0) may be given to any outgoing connection before the process it
 # was chosen for listens on it (scripts/chaos once lost its sink port to a client that way).
+#
+# A port that is free now is not yet taken by the process it is for: a script picks all of a
+# cluster's ports before starting any of it, so two picks must not agree. Every port handed out is
+# written with its time to PG_PORTS_GIVEN (a file shared by all of one user's scripts, under a
+# lock) and not handed out again for ten minutes (chaos once gave a worker's METRICS_PORT the port
+# an ingest had just been given).
 pg_free_port() {
-    python3 - <<'PY'
-import random, socket
+    PG_PORTS_GIVEN=${PG_PORTS_GIVEN:-${TMPDIR:-/tmp}/sluice-ports-given-$(id -u)} python3 - <<'PY'
+import fcntl, os, random, socket, time
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-for _ in range(200):
-    port = random.randint(max(1024, low - 12000), low - 1)
-    with socket.socket() as s:
+remembered_seconds = 600
+with open(os.environ["PG_PORTS_GIVEN"], "a+") as ledger:
+    fcntl.flock(ledger, fcntl.LOCK_EX)
+    ledger.seek(0)
+    now = time.time()
+    given = {}
+    for line in ledger:
+        fields = line.split()
         try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
+            port, given_at = int(fields[0]), float(fields[1])
+        except (IndexError, ValueError):
+            continue  # a line cut short by a full disk, say: the port is simply not remembered
+        if now - given_at < remembered_seconds:
+            given[port] = given_at
+    for _ in range(200):
+        port = random.randint(max(1024, low - 12000), low - 1)
+        if port in given:
             continue
-    print(port)
-    break
-else:
-    raise SystemExit("no free port below the ephemeral range")
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        given[port] = now
+        ledger.seek(0)
+        ledger.truncate()
+        ledger.writelines(f"{p} {t}\n" for p, t in given.items())
+        print(port)
+        break
+    else:
+        raise SystemExit("no free port below the ephemeral range")
 PY
 }
 
