@@ -27,6 +27,35 @@ struct WriteAppliedBatchTests {
         }
     }
 
+    /// A call's events come as parallel arrays (one of message ids, one of types, …) that the
+    /// function reads side by side: each stored event has its own fields and its own payload, in
+    /// the call's order, whatever the order of the arrays' columns in the function.
+    @Test
+    func eachEventOfACallIsStoredWithItsOwnFields() async throws {
+        let call = try Self.calls()[1]
+        #expect(call.events.count == 2 && Set(call.events.map(\.userID)).count == 2, "two events, one without a user")
+        let stored = try await TestDatabase.with { db in
+            try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
+                let writes = HeldWrites()
+                writes.hold(call: call.argument, for: 1)
+                try await writes.send(on: connection, logger: TestDatabase.logger)
+            }
+            let tails = String(decoding: try JSONEncoder().encode(call.tails), as: UTF8.self)
+            return try await db.strings(
+                """
+                SELECT concat_ws('|', message_id, type, entity_key, ordering_key, provider, environment, COALESCE(user_id, '(none)'),
+                    CASE WHEN convert_from(payload, 'UTF8') = '{"sequence":' || sequence || ',' || (\(tails)::jsonb->>(row_number() OVER (ORDER BY sequence) - 1)::int)
+                         THEN 'its own payload' ELSE convert_from(payload, 'UTF8') END)
+                FROM outgoing_events ORDER BY sequence
+                """)
+        }
+        let expected = call.events.map { event in
+            [event.messageID, event.type.rawValue, event.entityKey, event.orderingKey, event.provider, event.environment.rawValue,
+             event.userID ?? "(none)", "its own payload"].joined(separator: "|")
+        }
+        #expect(stored == expected)
+    }
+
     /// Four events applied in a batch: a record with a link; an Apple event with two announcements,
     /// a later save of that link and its raw notification; a clock-like call with one
     /// announcement and no record; and a raw notification alone.
