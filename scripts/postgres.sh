@@ -31,10 +31,31 @@ pg_ensure_installed() {
 # an ingest had just been given).
 pg_free_port() {
     PG_PORTS_GIVEN=${PG_PORTS_GIVEN:-${TMPDIR:-/tmp}/sluice-ports-given-$(id -u)} python3 - <<'PY'
-import fcntl, os, random, socket, time
+import fcntl, os, random, socket, sys, time
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 remembered_seconds = 600
-with open(os.environ["PG_PORTS_GIVEN"], "a+") as ledger:
+
+def pick(given):
+    for _ in range(200):
+        port = random.randint(max(1024, low - 12000), low - 1)
+        if port in given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise SystemExit("no free port below the ephemeral range")
+
+try:
+    ledger = open(os.environ["PG_PORTS_GIVEN"], "a+")
+except OSError as error:
+    # A directory that cannot be written: a port is still picked, only not remembered.
+    print(f"pg_free_port: {error.strerror}: {os.environ['PG_PORTS_GIVEN']}; ports not remembered", file=sys.stderr)
+    print(pick({}))
+    raise SystemExit(0)
+with ledger:
     fcntl.flock(ledger, fcntl.LOCK_EX)
     ledger.seek(0)
     now = time.time()
@@ -45,25 +66,14 @@ with open(os.environ["PG_PORTS_GIVEN"], "a+") as ledger:
             port, given_at = int(fields[0]), float(fields[1])
         except (IndexError, ValueError):
             continue  # a line cut short by a full disk, say: the port is simply not remembered
-        if now - given_at < remembered_seconds:
+        if 0 <= now - given_at < remembered_seconds:
             given[port] = given_at
-    for _ in range(200):
-        port = random.randint(max(1024, low - 12000), low - 1)
-        if port in given:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        given[port] = now
-        ledger.seek(0)
-        ledger.truncate()
-        ledger.writelines(f"{p} {t}\n" for p, t in given.items())
-        print(port)
-        break
-    else:
-        raise SystemExit("no free port below the ephemeral range")
+    port = pick(given)
+    given[port] = now
+    ledger.seek(0)
+    ledger.truncate(0)
+    ledger.writelines(f"{p} {t}\n" for p, t in given.items())
+    print(port)
 PY
 }
 
