@@ -32,8 +32,21 @@ struct WriteAppliedBatchTests {
     /// the call's order, whatever the order of the arrays' columns in the function.
     @Test
     func eachEventOfACallIsStoredWithItsOwnFields() async throws {
-        let call = try Self.calls()[1]
-        #expect(call.events.count == 2 && Set(call.events.map(\.userID)).count == 2, "two events, one without a user")
+        // The Apple call's two entitlement events (one without a user), and a Stripe sandbox
+        // payment's, whose ordering key (the transaction) is not its entity key (the entitlement):
+        // every column differs from one event to the next somewhere.
+        let apple = try Self.calls()[1]
+        let announcer = ChangeAnnouncer(
+            cause: EventCause(provider: "stripe", eventType: "charge.refunded", eventID: "evt_1", origin: .webhook), causeEventID: 1,
+            leeway: 0, sandboxAccess: .anybody, writer: OutgoingEventWriter(logger: TestDatabase.logger), now: Date())
+        var payment = TransactionState(source: .webCheckout, providerTransactionID: "pi_1", environment: .sandbox, status: .refunded)
+        payment.entitlementKey = "stripe:sandbox:sub_1"
+        payment.userID = "user_c"
+        let refunded = announcer.event(.transactionRefunded, transaction: payment, id: UUID(), previous: nil)
+        let call = try #require(OutgoingEventWriter.call(apple.events + [refunded]))
+        #expect(call.events.count == 3 && Set(call.events.map(\.userID)).count == 3, "three events, one without a user")
+        #expect(Set(call.events.map(\.provider)).count == 2 && Set(call.events.map(\.environment)).count == 2)
+        #expect(refunded.orderingKey != refunded.entityKey)
         let stored = try await TestDatabase.with { db in
             try await db.client.withTransaction(logger: TestDatabase.logger) { connection in
                 let writes = HeldWrites()
