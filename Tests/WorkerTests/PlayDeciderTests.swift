@@ -130,6 +130,22 @@ struct PlayDeciderTests {
         #expect(PlayDecider.decide(try Self.event(paid), Self.state()).transactions.first?.amount == 699)
     }
 
+    /// The amount of an order by the pricing phase it was charged in: the list price
+    /// (`recurringPrice`, 6.99) only for the base price, or an answer without a phase; nothing for
+    /// a free trial; unknown for an introductory price or a plan change's proration, whose
+    /// amount Google's answer does not carry (never the list price, which they are not).
+    @Test(arguments: [("basePrice", 699), ("freeTrial", 0), ("introductoryPrice", nil), ("prorationPeriod", nil), (nil, 699)] as [(String?, Int64?)])
+    func anOrdersAmountIsWhatItsPhaseCharged(phase: String?, amount: Int64?) throws {
+        var purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400), phase: phase ?? "basePrice")
+        if phase == nil, var items = purchase["lineItems"] as? [[String: any Sendable]] {
+            items[0]["offerPhase"] = nil
+            purchase["lineItems"] = items
+        }
+        let transaction = try #require(PlayDecider.decide(try Self.event(purchase), Self.state()).transactions.first)
+        #expect(transaction.amount == amount)
+        #expect(transaction.currency == "EUR", "the currency is the plan's, whatever the phase")
+    }
+
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
     func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
         #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)

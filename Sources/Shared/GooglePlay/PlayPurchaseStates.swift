@@ -16,9 +16,11 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
         }
 
         /// The pricing phase the item is in (`offerPhase`): one of `basePrice`, `introductoryPrice`,
-        /// `freeTrial`, `prorationPeriod`, each an object; only whether it is a free trial is read.
+        /// `freeTrial`, `prorationPeriod`, each an empty object whose presence is the signal.
         public struct OfferPhase: Decodable, Sendable, Equatable {
             public var freeTrial: Empty?
+            public var introductoryPrice: Empty?
+            public var prorationPeriod: Empty?
         }
 
         public var productId: String?
@@ -30,6 +32,11 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
 
         /// Whether the period in force is a free trial: its order charged nothing.
         public var isFreeTrial: Bool { offerPhase?.freeTrial != nil }
+
+        /// Whether the period in force was charged a price the answer does not carry: an
+        /// introductory price, or the prorated charge of a plan change. `recurringPrice` is the
+        /// base plan's list price, which neither is, and Google gives no amount for either phase.
+        public var isChargedAnUnstatedPrice: Bool { offerPhase?.introductoryPrice != nil || offerPhase?.prorationPeriod != nil }
     }
 
     public struct ExternalAccountIdentifiers: Decodable, Sendable, Equatable {

@@ -120,9 +120,12 @@ struct PlayDecider {
             transaction.productID = productID
             transaction.productType = .autoRenewable
             let price = item?.autoRenewingPlan?.recurringPrice
-            // A free trial's order charged nothing (and a trial's currency grants apply to it);
-            // otherwise the plan's recurring price, which an introductory price is not.
-            transaction.amount = transaction.amount ?? (item?.isFreeTrial == true ? 0 : price?.minorUnits)
+            // A free trial's order charged nothing (and a trial's currency grants apply to it); an
+            // introductory price's or a plan change's prorated order charged an amount Google does
+            // not say, so it is unknown (nil), never the list price; otherwise the plan's price.
+            if transaction.amount == nil, item?.isChargedAnUnstatedPrice != true {
+                transaction.amount = item?.isFreeTrial == true ? 0 : price?.minorUnits
+            }
             transaction.currency = transaction.currency ?? price?.currencyCode?.uppercased()
             transaction.purchasedAt = transaction.purchasedAt ?? (state.entitlement == nil ? date(purchase.startTime) : nil) ?? event.time
             transaction.periodEnd = entitlement.expiresAt
