@@ -66,7 +66,7 @@ with ledger:
             port, given_at = int(fields[0]), float(fields[1])
         except (IndexError, ValueError):
             continue  # a line cut short by a full disk, say: the port is simply not remembered
-        if 0 <= now - given_at < remembered_seconds:
+        if abs(now - given_at) < remembered_seconds:  # a clock set back keeps them too
             given[port] = given_at
     port = pick(given)
     given[port] = now

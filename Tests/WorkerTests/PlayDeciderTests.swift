@@ -146,6 +146,23 @@ struct PlayDeciderTests {
         #expect(transaction.currency == "EUR", "the currency is the plan's, whatever the phase")
     }
 
+    /// `offerPhase` is the item's phase now: a later state of the same order in another phase (on
+    /// hold once the introductory periods are over) does not make its amount the list price.
+    @Test func anIntroductoryOrdersAmountStaysUnknownWhenItsItemMovesOn() throws {
+        let introductory = SamplePlayPurchases.subscription(
+            state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400), phase: "introductoryPrice")
+        var state = Self.state()
+        let first = PlayDecider.decide(try Self.event(introductory), state)
+        let order = try #require(first.transactions.first)
+        #expect(order.amount == nil && order.currency == "EUR")
+        state.transaction = order
+        state.entitlement = first.entitlements.first
+        let later = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ON_HOLD", expiry: Self.now.addingTimeInterval(30 * 86_400))
+        let transaction = try #require(PlayDecider.decide(try Self.event(later, cause: 5), state).transactions.first)
+        #expect(transaction.amount == nil)
+        #expect(transaction.currency == "EUR")
+    }
+
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
     func googleMoneyIsMinorUnits(currency: String, units: String, nanos: Int64, expected: Int64) {
         #expect(PlayMoney(currencyCode: currency, units: units, nanos: nanos).minorUnits == expected)

@@ -16,7 +16,8 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
         }
 
         /// The pricing phase the item is in (`offerPhase`): one of `basePrice`, `introductoryPrice`,
-        /// `freeTrial`, `prorationPeriod`, each an empty object whose presence is the signal.
+        /// `freeTrial`, `prorationPeriod`, each an object whose presence is the signal (none of them
+        /// carries an amount).
         public struct OfferPhase: Decodable, Sendable, Equatable {
             public var freeTrial: Empty?
             public var introductoryPrice: Empty?

@@ -123,7 +123,10 @@ struct PlayDecider {
             // A free trial's order charged nothing (and a trial's currency grants apply to it); an
             // introductory price's or a plan change's prorated order charged an amount Google does
             // not say, so it is unknown (nil), never the list price; otherwise the plan's price.
-            if transaction.amount == nil, item?.isChargedAnUnstatedPrice != true {
+            // Worked out once, from the first purchase state that reaches the order (which sets
+            // its currency): `offerPhase` is the item's phase now, and a later state of the same
+            // order (on hold after the last introductory period) is not what that order charged.
+            if transaction.amount == nil, transaction.currency == nil, item?.isChargedAnUnstatedPrice != true {
                 transaction.amount = item?.isFreeTrial == true ? 0 : price?.minorUnits
             }
             transaction.currency = transaction.currency ?? price?.currencyCode?.uppercased()
