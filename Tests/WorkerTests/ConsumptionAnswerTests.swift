@@ -65,18 +65,26 @@ struct ConsumptionAnswerTests {
         (.decline, ["credits": 500], .decline), (.grantFull, [:], .grantFull), (.grantProrated, [:], .grantProrated),
         (.byConsumption, ["credits": 460], .grantFull), (.byConsumption, ["credits": 200], .decline), (.byConsumption, [:], .decline),
     ])
-    func theRefundPreferenceFollowsThePolicy(policy: ConsumptionAnswer.Policy, balances: [String: Int64], expected: ConsumptionAnswer.RefundPreference?) {
+    func theRefundPreferenceFollowsThePolicy(policy: ConsumptionAnswer.Policy, balances: [String: Int64], expected: ConsumptionAnswer.RefundPreference?) throws {
         let purchase = ConsumptionAnswer.Purchase(transaction: Self.paid(), granted: ["credits": 500], balances: balances)
-        let answer = ConsumptionAnswer.decide(purchase, policy: policy, sampleContentProvided: true, now: Self.now)
+        let answer = try #require(ConsumptionAnswer.decide(purchase, policy: policy, sampleContentProvided: true, now: Self.now))
         #expect(answer.refundPreference == expected)
         #expect(answer.customerConsented && answer.sampleContentProvided && answer.deliveryStatus == .delivered)
     }
 
-    @Test func aPurchaseNeverSeenPaidIsNotDelivered() {
-        for transaction in [nil, Self.paid(.pending), Self.paid(.failed)] {
-            let answer = ConsumptionAnswer.decide(.init(transaction: transaction), policy: .none, sampleContentProvided: false, now: Self.now)
+    @Test func aPurchaseInTheLedgerButNeverPaidIsNotDelivered() throws {
+        for transaction in [Self.paid(.pending), Self.paid(.failed)] {
+            let answer = try #require(ConsumptionAnswer.decide(.init(transaction: transaction), policy: .none, sampleContentProvided: false, now: Self.now))
             #expect(answer.deliveryStatus == .undeliveredOther && answer.consumptionPercentage == nil)
         }
+    }
+
+    /// With no ledger row Sluice cannot say whether the purchase was delivered: no answer, under
+    /// any policy (an `UNDELIVERED_…` would argue for a refund on a guess).
+    @Test(arguments: ConsumptionAnswer.Policy.allCases)
+    func aPurchaseNotInTheLedgerIsNotAnswered(policy: ConsumptionAnswer.Policy) {
+        let unknown = ConsumptionAnswer.Purchase(transaction: nil, granted: ["credits": 500], balances: ["credits": 100])
+        #expect(ConsumptionAnswer.decide(unknown, policy: policy, sampleContentProvided: true, now: Self.now) == nil)
     }
 
     @Test func theBodyIsApplesConsumptionRequest() throws {

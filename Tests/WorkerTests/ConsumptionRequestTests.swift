@@ -174,14 +174,19 @@ struct ConsumptionRequestTests {
     }
 
     /// Apple failing is retried later; Apple refusing is kept as failed; a request past Apple's
-    /// 12 hours is not answered.
-    @Test func failuresAreRetriedRefusalsKeptAndLateRequestsLeft() async throws {
+    /// 12 hours is not answered; a request about a purchase the ledger does not hold is not
+    /// answered yet, and is once the purchase is applied.
+    @Test func failuresAreRetriedRefusalsKeptAndLateOrUnknownRequestsLeft() async throws {
         try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
             try await SystemHarness.run { system in
-                for (id, minutesAgo) in [("4201", 10.0), ("4202", 10), ("4203", 13 * 60)] {
+                func transaction(_ id: String) -> SampleAppleTransaction {
                     var tx = SampleAppleTransaction(transactionId: id, bundleId: TestCredentials.bundleID, productId: "gems", type: "Consumable")
                     tx.environment = "Sandbox"
-                    try await system.notify("CONSUMPTION_REQUEST", transaction: tx, at: Date().addingTimeInterval(-minutesAgo * 60))
+                    return tx
+                }
+                for id in ["4201", "4202"] { try await system.sync(transaction(id), userID: "user_asks") }
+                for (id, minutesAgo) in [("4201", 10.0), ("4202", 10), ("4203", 13 * 60), ("4204", 10)] {
+                    try await system.notify("CONSUMPTION_REQUEST", transaction: transaction(id), at: Date().addingTimeInterval(-minutesAgo * 60))
                 }
                 try await system.drain()
                 standIn.misbehave { _, request in
@@ -189,14 +194,27 @@ struct ConsumptionRequestTests {
                 }
                 #expect(try await Self.responder(system, standIn, policy: .none).runOnce() == 0)
                 let rows = try await Self.rows(system)
-                #expect(rows.map(\.state) == ["pending", "failed", "expired"], "\(rows)")
-                #expect(rows[0].attempts == 1)
+                #expect(rows.map(\.state) == ["pending", "failed", "expired", "pending"], "\(rows)")
+                #expect(rows[0].attempts == 1 && rows[3].attempts == 1)
                 #expect(try await system.db.scalar(
-                    "SELECT count(*) FROM consumption_requests WHERE state = 'pending' AND next_attempt_at > now() + interval '50 seconds'") == 1)
+                    "SELECT count(*) FROM consumption_requests WHERE state = 'pending' AND next_attempt_at > now() + interval '50 seconds'") == 2)
                 #expect(standIn.consumption.isEmpty)
-                // Never seen paid, nothing granted: not delivered, no consumption, no preference.
+                // Paid, nothing granted: delivered, no consumption, no preference.
                 let body = try #require(rows[1].body)
-                #expect(body.contains("\"deliveryStatus\": \"UNDELIVERED_OTHER\"") && !body.contains("consumptionPercentage"))
+                #expect(body.contains("\"deliveryStatus\": \"DELIVERED\"") && !body.contains("consumptionPercentage"))
+                // Not in the ledger: nothing said to Apple, and why.
+                #expect(rows[3].body == nil)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM consumption_requests WHERE transaction_id = '4204' AND last_error LIKE 'no ledger row for transaction 4204 yet%'") == 1)
+
+                // Its purchase applied after the request, it is answered when next due.
+                try await system.sync(transaction("4204"), userID: "user_asks")
+                try await system.drain()
+                try await system.db.client.query("UPDATE consumption_requests SET next_attempt_at = now() WHERE transaction_id = '4204'", logger: TestDatabase.logger)
+                #expect(try await Self.responder(system, standIn, policy: .none).runOnce() == 1)
+                let sent = try #require(standIn.consumption.first)
+                #expect(standIn.consumption.count == 1 && sent.transactionID == "4204")
+                #expect(try await Self.rows(system).map(\.state) == ["pending", "failed", "expired", "sent"])
             }
         }
     }

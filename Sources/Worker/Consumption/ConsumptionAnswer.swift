@@ -56,9 +56,15 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
         var periodEnd: Date?
     }
 
+    /// The answer to send; `nil` while the ledger has no row for the purchase. Sluice cannot say
+    /// then whether it was delivered, and Apple reads any `deliveryStatus` as the developer's word
+    /// (`UNDELIVERED_…` argues for the refund): the request waits for the purchase to be applied
+    /// (its notification may come after the request), and is left unanswered if it never is.
+    ///
     /// - Parameter now: when the answer is sent.
-    static func decide(_ purchase: Purchase, policy: Policy, sampleContentProvided: Bool, now: Date) -> ConsumptionAnswer {
-        let delivered = purchase.transaction.map { [.succeeded, .refunded, .disputed].contains($0.status) } ?? false
+    static func decide(_ purchase: Purchase, policy: Policy, sampleContentProvided: Bool, now: Date) -> ConsumptionAnswer? {
+        guard let transaction = purchase.transaction else { return nil }
+        let delivered = [.succeeded, .refunded, .disputed].contains(transaction.status)
         let used = consumed(purchase, now: now)
         let preference: RefundPreference?
         switch policy {

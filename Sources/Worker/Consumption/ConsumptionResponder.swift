@@ -75,8 +75,14 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             try await finish(request.id, state: "expired", body: nil, error: "Apple's 12 hours to answer passed")
             return false
         }
-        let answer = ConsumptionAnswer.decide(
+        guard let answer = ConsumptionAnswer.decide(
             try await purchase(request), policy: settings.refundPreference, sampleContentProvided: settings.sampleContentProvided, now: now)
+        else {
+            try await retry(
+                request, body: nil,
+                error: "no ledger row for transaction \(request.transactionID) yet: not answered, since Sluice cannot say whether it was delivered")
+            return false
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let body = try encoder.encode(answer)
@@ -203,12 +209,12 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             """, logger: logger)
     }
 
-    /// Tried again later (``ProviderCallRetry``).
-    private func retry(_ request: Request, body: String, error: String) async throws {
+    /// Tried again later (``ProviderCallRetry``); `body`: what was sent, `nil` when nothing was.
+    private func retry(_ request: Request, body: String?, error: String) async throws {
         let delay = ProviderCallRetry.delay(afterAttempts: request.attempts)
         try await client.query(
             """
-            UPDATE consumption_requests SET attempts = attempts + 1, body = \(body)::jsonb, last_error = \(error),
+            UPDATE consumption_requests SET attempts = attempts + 1, body = COALESCE(\(body)::jsonb, body), last_error = \(error),
                 next_attempt_at = now() + make_interval(secs => \(delay))
             WHERE id = \(request.id)
             """, logger: logger)
