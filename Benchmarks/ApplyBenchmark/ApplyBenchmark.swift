@@ -35,12 +35,13 @@ struct ApplyBenchmark: AsyncParsableCommand {
 
     enum Proofs: String, ExpressibleByArgument, CaseIterable { case off, on }
 
-    @Option(parsing: .upToNextOption, help: "Currency grants off, on and/or expiring, each on a fresh backlog (on: the mixed workload's products grant credits, so about half its events change a balance; expiring: the subscription's grants expire with their period, kept as lots).")
+    @Option(parsing: .upToNextOption, help: "Currency grants off, catalog, on and/or expiring, each on a fresh backlog (off: no catalog; catalog: the mixed workload's products in the catalog, granting nothing; on: they grant credits, so about half its events change a balance; expiring: the subscription's grants expire with their period, kept as lots).")
     var balances = [Balances.off]
 
-    /// `on`: the catalog's products grant currencies; `expiring`: and the subscription's grants
-    /// expire at the end of their period (kept as lots, docs/credits.md).
-    enum Balances: String, ExpressibleByArgument, CaseIterable { case off, on, expiring }
+    /// `off`: an empty catalog; `catalog`: the workload's products in it, granting no currency
+    /// (what grants alone cost is `on` against this); `on`: they grant currencies; `expiring`: and
+    /// the subscription's grants expire at the end of their period (kept as lots, docs/credits.md).
+    enum Balances: String, ExpressibleByArgument, CaseIterable { case off, catalog, on, expiring }
 
     /// The key both the backlog's store and the workers use when proofs are on.
     static let proofKey = "apply-benchmark-event-signing-key-0123456789"
@@ -72,22 +73,25 @@ struct ApplyBenchmark: AsyncParsableCommand {
     }
 
     /// With grants measured on and off in one run (`--balances off on off on …`): each mode's mean
-    /// rate against off's, and each run against the off run just before it (the machine's noise
-    /// between neighbouring runs is as large as the difference asked about).
+    /// rate against a baseline's, and each run against the baseline run just before it (the
+    /// machine's noise between neighbouring runs is as large as the difference asked about). The
+    /// baselines are `off` (no catalog) and `catalog` (the same products, granting nothing): grants
+    /// alone are `on` against `catalog`.
     static func balancesSummary(_ rates: [(Balances, Double)]) -> [String] {
-        let off = rates.filter { $0.0 == .off }.map(\.1)
-        guard !off.isEmpty else { return [] }
         func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
-        return [Balances.on, .expiring].compactMap { mode in
+        let comparisons: [(Balances, Balances)] = [(.catalog, .off), (.on, .off), (.expiring, .off), (.on, .catalog), (.expiring, .catalog)]
+        return comparisons.compactMap { mode, baseline in
             let runs = rates.filter { $0.0 == mode }.map(\.1)
-            guard !runs.isEmpty else { return nil }
+            let base = rates.filter { $0.0 == baseline }.map(\.1)
+            guard !runs.isEmpty, !base.isEmpty else { return nil }
             var pairs: [String] = []
             for (index, rate) in rates.enumerated() where rate.0 == mode {
-                if let before = rates[..<index].last(where: { $0.0 == .off }) { pairs.append(String(format: "%.3f", rate.1 / before.1)) }
+                if let before = rates[..<index].last(where: { $0.0 == baseline }) { pairs.append(String(format: "%.3f", rate.1 / before.1)) }
             }
             return String(
-                format: "SUMMARY balances %@/off: mean %.0f / %.0f events/s = %.3f; each against the off run before it: %@",
-                mode.rawValue, mean(runs), mean(off), mean(runs) / mean(off), pairs.joined(separator: " "))
+                format: "SUMMARY balances %@/%@: mean %.0f / %.0f events/s = %.3f; each against the %@ run before it: %@",
+                mode.rawValue, baseline.rawValue, mean(runs), mean(base), mean(runs) / mean(base), baseline.rawValue,
+                pairs.joined(separator: " "))
         }
     }
 
@@ -107,10 +111,13 @@ struct ApplyBenchmark: AsyncParsableCommand {
                 _ = try await store.insert(Array(records[start..<min(start + 500, records.count)]))
             }
             if balances != .off {
+                let grants = balances != .catalog
                 let catalog = CatalogStore(client: client, logger: logger)
                 _ = try await catalog.add(CatalogProduct(
-                    id: "pro.monthly", type: .autoRenewable, currencyGrants: ["credits": 100], currencyGrantsExpire: balances == .expiring))
-                _ = try await catalog.add(CatalogProduct(id: "pro.lifetime", type: .nonConsumable, currencyGrants: ["credits": 500, "gems": 5]))
+                    id: "pro.monthly", type: .autoRenewable, currencyGrants: grants ? ["credits": 100] : [:],
+                    currencyGrantsExpire: balances == .expiring))
+                _ = try await catalog.add(CatalogProduct(
+                    id: "pro.lifetime", type: .nonConsumable, currencyGrants: grants ? ["credits": 500, "gems": 5] : [:]))
             }
             try await client.query("VACUUM ANALYZE events", logger: logger)
             // Every run starts from a checkpoint: the fill's writes are flushed outside the timed
