@@ -103,12 +103,30 @@ public final class ServiceProcess: Sendable {
         return tail.map { String(text.suffix($0)) } ?? text
     }
 
-    /// SIGTERM, then waits for the exit; the log file stays for the test to read.
-    public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
+    /// How long ``stop()`` waits for a graceful exit before it kills the process: beyond the
+    /// worker's documented shutdown deadline (max(LEASE_SECONDS, 30) + 10 s at the defaults).
+    public static let stopLimit: Duration = .seconds(60)
+
+    /// SIGTERM, then waits for the exit, at most ``stopLimit``: a process that does not stop by
+    /// then is killed (SIGKILL) and said so on standard error, so a shutdown that hangs cannot
+    /// hang the suite (a test of shutdown checks the answer). The log file stays for the test to read.
+    ///
+    /// - Returns: whether the process exited on its own (`false`: it was killed, or was not running).
+    @discardableResult
+    public func stop() -> Bool {
+        guard process.isRunning else { return false }
+        kill(process.processIdentifier, SIGTERM)
+        let started = ContinuousClock.now
+        while process.isRunning, ContinuousClock.now - started < Self.stopLimit { usleep(20_000) }
+        guard process.isRunning else {
             process.waitUntilExit()
+            return true
         }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        FileHandle.standardError.write(Data(
+            "\(process.executableURL?.lastPathComponent ?? "a process") did not stop within \(Self.stopLimit) of SIGTERM: killed\n".utf8))
+        return false
     }
 
     /// SIGKILL: no graceful shutdown, nothing finished or released; waits for the exit.
