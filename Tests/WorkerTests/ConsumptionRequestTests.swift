@@ -215,6 +215,19 @@ struct ConsumptionRequestTests {
                 let sent = try #require(standIn.consumption.first)
                 #expect(standIn.consumption.count == 1 && sent.transactionID == "4204")
                 #expect(try await Self.rows(system).map(\.state) == ["pending", "failed", "expired", "sent"])
+
+                // Still failing when Apple's 12 hours pass: expired, saying what it waited on.
+                try await system.db.client.query(
+                    "UPDATE consumption_requests SET requested_at = now() - interval '13 hours', next_attempt_at = now() WHERE transaction_id = '4201'",
+                    logger: TestDatabase.logger)
+                #expect(try await Self.responder(system, standIn, policy: .none).runOnce() == 0)
+                #expect(try await Self.rows(system).map(\.state) == ["expired", "failed", "expired", "sent"])
+                #expect(try await system.db.scalar("""
+                    SELECT count(*) FROM consumption_requests
+                    WHERE transaction_id = '4201' AND last_error LIKE 'Apple''s 12 hours to answer passed (before: %503%)'
+                    """) == 1)
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM consumption_requests WHERE transaction_id = '4203' AND last_error = 'Apple''s 12 hours to answer passed'") == 1)
             }
         }
     }

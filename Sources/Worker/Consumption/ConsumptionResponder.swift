@@ -200,11 +200,15 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             """, logger: logger))
     }
 
+    /// Ends the request as `state`. An expiry keeps the error it waited on (Apple failing, or no
+    /// ledger row for the purchase) after its own, so the operator sees why it was never sent.
     private func finish(_ id: Int64, state: String, body: String?, error: String?) async throws {
         try await client.query(
             """
             UPDATE consumption_requests SET state = \(state), attempts = attempts + 1, body = COALESCE(\(body)::jsonb, body),
-                last_error = \(error), sent_at = CASE WHEN \(state) = 'sent' THEN now() END
+                last_error = CASE WHEN \(state) = 'expired' AND last_error IS NOT NULL THEN \(error) || ' (before: ' || last_error || ')'
+                                  ELSE \(error) END,
+                sent_at = CASE WHEN \(state) = 'sent' THEN now() END
             WHERE id = \(id)
             """, logger: logger)
     }
