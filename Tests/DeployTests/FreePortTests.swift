@@ -19,7 +19,8 @@ struct FreePortTests {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", "source scripts/postgres.sh && for _ in $(seq \(times)); do pg_free_port || exit 1; done"]
         process.currentDirectoryURL = DeployFiles.repository
-        process.environment = ["PATH": "/usr/bin:/bin", "PG_PORTS_GIVEN": ledger]
+        // The caller's PATH: pg_free_port needs python3, which need not be in /usr/bin.
+        process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "PG_PORTS_GIVEN": ledger]
         process.standardOutput = Pipe()
         process.standardError = Pipe()
         try process.run()
@@ -45,6 +46,7 @@ struct FreePortTests {
     static func range() throws -> ClosedRange<Int> {
         let text = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
         let low = try #require(text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) })
+        try #require(low > 2_048, "an ephemeral range from \(low) leaves no room below it")
         return max(1024, low - 12_000)...(low - 1)
     }
 

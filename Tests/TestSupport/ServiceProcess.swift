@@ -104,8 +104,9 @@ public final class ServiceProcess: Sendable {
     }
 
     /// How long ``stop()`` waits for a graceful exit before it kills the process: beyond the
-    /// worker's documented shutdown deadline (max(LEASE_SECONDS, 30) + 10 s at the defaults).
-    public static let stopLimit: Duration = .seconds(60)
+    /// worker's documented shutdown deadline, max(LEASE_SECONDS, 30) + 10 s (70 s at the default
+    /// LEASE_SECONDS of 60).
+    public static let stopLimit: Duration = .seconds(80)
 
     /// SIGTERM, then waits for the exit, at most ``stopLimit``: a process that does not stop by
     /// then is killed (SIGKILL) and said so on standard error, so a shutdown that hangs cannot

@@ -38,7 +38,7 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
 
     /// What the purchase looked like when Apple asked.
     struct Purchase: Sendable {
-        /// The ledger row of the transaction Apple asks about; `nil` when Sluice never saw it paid.
+        /// The transaction Apple asks about, as Sluice holds it; `nil` when Sluice has no record of it.
         var transaction: TransactionState?
         /// What its catalog product granted (the grant's `applied`).
         var granted: [String: Int64]?
@@ -56,7 +56,7 @@ struct ConsumptionAnswer: Sendable, Equatable, Encodable {
         var periodEnd: Date?
     }
 
-    /// The answer to send; `nil` while the ledger has no row for the purchase. Sluice cannot say
+    /// The answer to send; `nil` while Sluice has no record of the purchase. It cannot say
     /// then whether it was delivered, and Apple reads any `deliveryStatus` as the developer's word
     /// (`UNDELIVERED_…` argues for the refund): the request waits for the purchase to be applied
     /// (its notification may come after the request), and is left unanswered if it never is.

@@ -8,9 +8,10 @@ import Shared
 /// Answers Apple's `CONSUMPTION_REQUEST`s (docs/credits.md, "Refund requests") with Send
 /// Consumption Information (v2), when `CONSUMPTION_RESPONSE=on`: each recorded request
 /// (``ConsumptionRequests``) within Apple's 12 hours, its body decided by ``ConsumptionAnswer``
-/// from the purchase's ledger row, its grant and the user's balances now. Apple's failures
-/// (`429`, `5xx`, no answer) are retried with a growing delay; a refusal (`4xx`) is kept as
-/// failed with Apple's message. Runs in the worker holding the `consumption-response` lease.
+/// from the purchase's ledger row, its grant and the user's balances now; a request about a
+/// purchase Sluice has no record of waits for it, looked at every ``purchaseWait``. Apple's
+/// failures (`429`, `5xx`, no answer) are retried with a growing delay; a refusal (`4xx`) is kept
+/// as failed with Apple's message. Runs in the worker holding the `consumption-response` lease.
 struct ConsumptionResponder: Service, CustomStringConvertible {
     /// Apple's window: a request older than this is not answered.
     static let window: TimeInterval = 12 * 3_600
@@ -78,9 +79,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         guard let answer = ConsumptionAnswer.decide(
             try await purchase(request), policy: settings.refundPreference, sampleContentProvided: settings.sampleContentProvided, now: now)
         else {
-            try await retry(
-                request, body: nil,
-                error: "no ledger row for transaction \(request.transactionID) yet: not answered, since Sluice cannot say whether it was delivered")
+            try await waitForPurchase(request)
             return false
         }
         let encoder = JSONEncoder()
@@ -213,12 +212,28 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
             """, logger: logger)
     }
 
-    /// Tried again later (``ProviderCallRetry``); `body`: what was sent, `nil` when nothing was.
-    private func retry(_ request: Request, body: String?, error: String) async throws {
+    /// How often a request whose purchase Sluice has not seen is looked at again: answered within
+    /// this of the purchase being applied, and never scheduled past Apple's window by more.
+    static let purchaseWait: TimeInterval = 60
+
+    /// Not answered yet: Sluice has no record of the purchase. Looked at again after
+    /// ``purchaseWait``; not counted as an attempt (nothing was sent), so a failure of Apple's
+    /// afterwards is retried on its own schedule from the start.
+    private func waitForPurchase(_ request: Request) async throws {
+        let error = "Sluice has no record of transaction \(request.transactionID) yet: not answered, since it cannot say whether it was delivered"
+        try await client.query(
+            """
+            UPDATE consumption_requests SET last_error = \(error), next_attempt_at = now() + make_interval(secs => \(Self.purchaseWait))
+            WHERE id = \(request.id)
+            """, logger: logger)
+    }
+
+    /// Tried again later (``ProviderCallRetry``) after Apple failed to take `body`.
+    private func retry(_ request: Request, body: String, error: String) async throws {
         let delay = ProviderCallRetry.delay(afterAttempts: request.attempts)
         try await client.query(
             """
-            UPDATE consumption_requests SET attempts = attempts + 1, body = COALESCE(\(body)::jsonb, body), last_error = \(error),
+            UPDATE consumption_requests SET attempts = attempts + 1, body = \(body)::jsonb, last_error = \(error),
                 next_attempt_at = now() + make_interval(secs => \(delay))
             WHERE id = \(request.id)
             """, logger: logger)
