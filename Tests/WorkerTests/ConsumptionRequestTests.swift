@@ -233,6 +233,33 @@ struct ConsumptionRequestTests {
         }
     }
 
+    /// Fifty requests about purchases Sluice has no record of, due again every minute, do not
+    /// keep a newer request from its turn (a pass takes fifty, the longest due first).
+    @Test func requestsWaitingForTheirPurchasesDoNotStarveANewerOne() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                try await system.db.client.query(
+                    """
+                    INSERT INTO consumption_requests (event_id, transaction_id, environment, bundle_id, requested_at)
+                    SELECT 900000 + n, '49' || n, 'sandbox', \(TestCredentials.bundleID), now() FROM generate_series(1, 50) AS n
+                    """, logger: TestDatabase.logger)
+                var known = SampleAppleTransaction(transactionId: "4400", bundleId: TestCredentials.bundleID, productId: "gems", type: "Consumable")
+                known.environment = "Sandbox"
+                try await system.sync(known, userID: "user_waits")
+                try await system.notify("CONSUMPTION_REQUEST", transaction: known)
+                try await system.drain()
+                let responder = Self.responder(system, standIn, policy: .none)
+                #expect(try await responder.runOnce() == 0, "the fifty waiting ones came first")
+
+                // A minute on, the fifty are due again; the newer request, due longer, goes first.
+                try await system.db.client.query(
+                    "UPDATE consumption_requests SET next_attempt_at = now() WHERE transaction_id <> '4400'", logger: TestDatabase.logger)
+                #expect(try await responder.runOnce() == 1)
+                #expect(standIn.consumption.map(\.transactionID) == ["4400"])
+            }
+        }
+    }
+
     @Test func offByDefaultAndOnlyWithTheAppStoreKey() throws {
         #expect(try ConsumptionSettings.configured(by: EnvironmentValues([:]), appleAPI: true) == nil)
         #expect(try ConsumptionSettings.configured(by: EnvironmentValues(["CONSUMPTION_RESPONSE": "off"]), appleAPI: true) == nil)

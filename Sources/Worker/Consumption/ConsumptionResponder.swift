@@ -55,12 +55,14 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         var attempts: Int
     }
 
+    /// The requests due, the longest due first: fifty waiting for purchases Sluice has no record
+    /// of, due again every ``purchaseWait``, never keep a newer request from its turn.
     func due() async throws -> [Request] {
         var due: [Request] = []
         for try await (id, transaction, environment, bundle, requestedAt, attempts) in try await client.query(
             """
             SELECT id, transaction_id, environment, bundle_id, requested_at, attempts FROM consumption_requests
-            WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY id LIMIT 50
+            WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT 50
             """, logger: logger
         ).decode((Int64, String, String, String, Date, Int32).self) {
             guard let environment = PurchaseEnvironment(rawValue: environment) else { continue }
@@ -200,7 +202,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     }
 
     /// Ends the request as `state`. An expiry keeps the error it waited on (Apple failing, or no
-    /// ledger row for the purchase) after its own, so the operator sees why it was never sent.
+    /// record of the purchase) after its own, so the operator sees why it was never sent.
     private func finish(_ id: Int64, state: String, body: String?, error: String?) async throws {
         try await client.query(
             """
