@@ -155,22 +155,20 @@ public final class PrefetchedRows: Sendable {
     /// The entitlement's row as known here, with its id: `.cached(nil)` when known to be absent.
     /// A row known without its id (saved by a caller that did not give it) is `.unknown`.
     public func entitlementRow(_ key: String) -> Lookup<(id: UUID, state: EntitlementState)> {
-        contents.withLock { contents in
-            guard let known = contents.entitlements[key] else { return .unknown }
-            guard let state = known else { return .cached(nil) }
-            guard let id = contents.entitlementIDs[key] else { return .unknown }
-            return .cached((id, state))
-        }
+        contents.withLock { Self.row(key, states: $0.entitlements, ids: $0.entitlementIDs) }
     }
 
     /// The transaction's row as known here, with its id, as ``entitlementRow(_:)``.
     public func transactionRow(_ key: TransactionKey) -> Lookup<(id: UUID, state: TransactionState)> {
-        contents.withLock { contents in
-            guard let known = contents.transactions[key] else { return .unknown }
-            guard let state = known else { return .cached(nil) }
-            guard let id = contents.transactionIDs[key] else { return .unknown }
-            return .cached((id, state))
-        }
+        contents.withLock { Self.row(key, states: $0.transactions, ids: $0.transactionIDs) }
+    }
+
+    /// A row as known from a table's states (`nil`: known to be absent) and the ids known of them.
+    private static func row<Key: Hashable, State: Sendable>(_ key: Key, states: [Key: State?], ids: [Key: UUID]) -> Lookup<(id: UUID, state: State)> {
+        guard let known = states[key] else { return .unknown }
+        guard let state = known else { return .cached(nil) }
+        guard let id = ids[key] else { return .unknown }
+        return .cached((id, state))
     }
 
     public func appAccountTokenUser(_ token: UUID) -> Lookup<String> {

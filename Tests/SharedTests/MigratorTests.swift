@@ -81,7 +81,7 @@ struct MigratorTests {
         #expect(functions.count >= 8)
         for file in functions {
             let name = file.version.replacingOccurrences(of: "functions/", with: "")
-            #expect(file.sql.contains("CREATE OR REPLACE FUNCTION \(name)("), "\(file.version)")
+            #expect(["FUNCTION", "PROCEDURE"].contains { file.sql.contains("CREATE OR REPLACE \($0) \(name)(") }, "\(file.version)")
             #expect(Self.definedFunctions(in: file.sql) == [name], "\(file.version)")
         }
         for migration in try Migration.load(from: TestDatabase.migrationsDirectory) {
@@ -89,11 +89,24 @@ struct MigratorTests {
         }
     }
 
-    /// The names a SQL text creates functions of, outside comments.
+    /// Who may call each function is said once (sql/functions/allow_execute.sql), and every
+    /// function file that the processes' roles call says it through that procedure, applied
+    /// before them: the files are applied in name order.
+    @Test func whoMayCallAFunctionIsSaidThroughOneProcedureAppliedFirst() throws {
+        let functions = try Migration.loadFunctions(from: TestDatabase.migrationsDirectory)
+        #expect(functions.first?.version == "functions/allow_execute")
+        let callers = functions.filter { $0.sql.contains("CALL allow_execute(") }
+        #expect(callers.count >= 10)
+        for file in functions {
+            #expect(!file.sql.contains("GRANT EXECUTE") || file.version == "functions/allow_execute", "\(file.version) grants by hand")
+        }
+    }
+
+    /// The names a SQL text creates functions or procedures of, outside comments.
     static func definedFunctions(in sql: String) -> Set<String> {
         var names = Set<String>()
         for line in sql.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("--") {
-            for marker in ["CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION "] {
+            for marker in ["CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", "CREATE PROCEDURE ", "CREATE OR REPLACE PROCEDURE "] {
                 guard let range = line.range(of: marker) else { continue }
                 names.insert(String(line[range.upperBound...].prefix { $0 != "(" }))
             }

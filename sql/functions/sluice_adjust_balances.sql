@@ -120,15 +120,4 @@ BEGIN
 END $$;
 
 -- Least privilege: ingest (the API) and the worker (the CLI, grants) may call it.
-REVOKE ALL ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_ingest') THEN
-        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)
-            TO sluice_ingest;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)
-            TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)', 'sluice_ingest', 'sluice_worker');

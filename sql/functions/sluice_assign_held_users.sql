@@ -32,10 +32,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-REVOKE ALL ON FUNCTION sluice_assign_held_users(jsonb) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_assign_held_users(jsonb) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_assign_held_users(jsonb)', 'sluice_worker');

@@ -96,10 +96,4 @@ END $$;
 
 -- Least privilege: only the worker (the grants of applied events) calls it straight;
 -- sluice_adjust_balances calls it as its owner.
-REVOKE ALL ON FUNCTION sluice_deposit_balances(jsonb) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_deposit_balances(jsonb) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_deposit_balances(jsonb)', 'sluice_worker');

@@ -12,10 +12,4 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Least privilege: the worker (and the owner) call it, from its writes and `worker endpoints resend`.
-REVOKE ALL ON FUNCTION sluice_endpoint_takes(endpoints, text, text, text) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_endpoint_takes(endpoints, text, text, text) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_endpoint_takes(endpoints, text, text, text)', 'sluice_worker');

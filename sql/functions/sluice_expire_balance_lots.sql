@@ -39,10 +39,4 @@ BEGIN
     RETURN expired;
 END $$;
 
-REVOKE ALL ON FUNCTION sluice_expire_balance_lots(integer) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_expire_balance_lots(integer) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_expire_balance_lots(integer)', 'sluice_worker');

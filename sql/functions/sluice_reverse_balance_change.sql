@@ -91,10 +91,4 @@ BEGIN
         lot_expiry, earlier.position, p_cause_event_id);
 END $$;
 
-REVOKE ALL ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint)', 'sluice_worker');

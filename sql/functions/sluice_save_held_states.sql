@@ -84,10 +84,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-REVOKE ALL ON FUNCTION sluice_save_held_states(jsonb) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_save_held_states(jsonb) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_save_held_states(jsonb)', 'sluice_worker');

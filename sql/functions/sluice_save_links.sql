@@ -36,10 +36,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-REVOKE ALL ON FUNCTION sluice_save_links(jsonb) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_save_links(jsonb) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_save_links(jsonb)', 'sluice_worker');

@@ -17,10 +17,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-REVOKE ALL ON FUNCTION sluice_write_batch(jsonb, jsonb) FROM PUBLIC;
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sluice_worker') THEN
-        GRANT EXECUTE ON FUNCTION sluice_write_batch(jsonb, jsonb) TO sluice_worker;
-    END IF;
-END $$;
+CALL allow_execute('sluice_write_batch(jsonb, jsonb)', 'sluice_worker');
