@@ -15,7 +15,8 @@ import Shared
 struct ConsumptionResponder: Service, CustomStringConvertible {
     /// Apple's window: a request older than this is not answered.
     static let window: TimeInterval = 12 * 3_600
-    /// How long one pass (database and Apple) may take before it is abandoned and the next tried.
+    /// How long one pass (database and Apple) may take before it is abandoned and the next tried
+    /// (less when the lease is shorter: ``MaintenanceLease/passTimeLimit(interval:requested:)``).
     static let passTimeLimit: Duration = .seconds(120)
 
     let client: PostgresClient
@@ -34,15 +35,14 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
     /// One pass, if this worker holds the lease: the number answered, or `nil` when another worker holds it.
     @discardableResult
     func runOnce(now: Date = Date()) async throws -> Int? {
-        let (lease, interval, responder) = (lease, interval, self)
-        return try await withTimeout(Self.passTimeLimit) {
-            try await lease.ifHeld(interval: interval) {
-                var answered = 0
-                for request in try await responder.due() {
-                    if try await responder.answer(request, now: now) { answered += 1 }
-                }
-                return answered
+        let responder = self
+        return try await lease.ifHeld(interval: interval, timeLimit: Self.passTimeLimit) {
+            var answered = 0
+            for request in try await responder.due() {
+                try Task.checkCancellation()
+                if try await responder.answer(request, now: now) { answered += 1 }
             }
+            return answered
         }
     }
 

@@ -40,9 +40,9 @@ struct MaintenanceLease: Sendable {
             """, logger: logger)
     }
 
-    /// Gives the lease up (graceful shutdown), so that another worker need not wait for it to run out.
-    /// Gives the lease up, within `limit`: at shutdown with the database gone, the lease simply
-    /// runs out instead of holding the process (issue 38: a worker took 52 s to stop).
+    /// Gives the lease up (graceful shutdown), so that another worker need not wait for it to run
+    /// out, within `limit`: at shutdown with the database gone, the lease simply runs out instead
+    /// of holding the process (issue 38: a worker took 52 s to stop).
     func release(within limit: Duration = .seconds(2)) async throws {
         let (client, task, owner, logger) = (client, task, owner, logger)
         _ = try await withTimeout(limit) {
@@ -60,20 +60,43 @@ extension MaintenanceLease {
         try? await release()
     }
 
-    /// Runs `pass` if this worker holds the lease (taken or renewed for two intervals and a
-    /// margin, so that a missed run does not hand it over), and records how it ended.
+    /// Runs `pass` if this worker holds the lease (taken or renewed for its ``term(interval:)``),
+    /// and records how it ended. The pass is stopped (cancelled, and ``TimeoutError`` thrown) at
+    /// ``passTimeLimit(interval:requested:)``, while the lease is still this worker's.
     ///
+    /// - Parameter timeLimit: how long the service allows one pass, if less than the lease does.
     /// - Returns: what `pass` returned, or `nil` when another worker holds the lease.
-    func ifHeld<Result: Sendable>(interval: Duration, _ pass: () async throws -> Result) async throws -> Result? {
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        guard try await acquire(for: 2 * seconds + 60) else { return nil }
-        do {
-            let result = try await pass()
-            try await recordRun(error: nil)
-            return result
-        } catch {
-            try? await recordRun(error: ErrorText.describe(error))
-            throw error
+    func ifHeld<Result: Sendable>(
+        interval: Duration, timeLimit: Duration? = nil, _ pass: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result? {
+        let lease = self
+        return try await withTimeout(Self.passTimeLimit(interval: interval, requested: timeLimit)) { () async throws -> Result? in
+            let term = Self.term(interval: interval).components
+            guard try await lease.acquire(for: Double(term.seconds) + Double(term.attoseconds) / 1e18) else { return nil }
+            do {
+                let result = try await pass()
+                try await lease.recordRun(error: nil)
+                return result
+            } catch {
+                try? await lease.recordRun(error: ErrorText.describe(error))
+                throw error
+            }
         }
+    }
+
+    /// How long the lease is taken or renewed for at each pass: two intervals and a minute, so
+    /// that a missed run does not hand it over.
+    static func term(interval: Duration) -> Duration { interval * 2 + .seconds(60) }
+
+    /// How far short of the lease's term a pass is stopped: room for the cancelled pass to end
+    /// and for the clocks of this process and PostgreSQL to differ.
+    static let stopMargin: Duration = .seconds(10)
+
+    /// How long one pass may run: what its service asks, and never past ``stopMargin`` before the
+    /// lease it was started under runs out. A pass that outlived its lease could run beside the
+    /// next holder's: the same answer sent to Apple twice, the same purchase acknowledged twice.
+    static func passTimeLimit(interval: Duration, requested: Duration?) -> Duration {
+        let ceiling = term(interval: interval) - stopMargin
+        return requested.map { min($0, ceiling) } ?? ceiling
     }
 }

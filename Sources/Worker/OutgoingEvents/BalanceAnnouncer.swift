@@ -34,17 +34,16 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     /// One pass, if this worker holds the lease: the rows announced, or `nil` when another holds it.
     @discardableResult
     func runOnce() async throws -> Int? {
-        let (lease, announcer) = (lease, self)
-        return try await withTimeout(Self.passTimeLimit) {
-            try await lease.ifHeld(interval: Self.interval) {
-                var announced = 0
-                var last: Int
-                repeat {
-                    last = try await announcer.announce()
-                    announced += last
-                } while last == Self.batch
-                return announced
-            }
+        let announcer = self
+        return try await lease.ifHeld(interval: Self.interval, timeLimit: Self.passTimeLimit) {
+            var announced = 0
+            var last: Int
+            repeat {
+                try Task.checkCancellation()
+                last = try await announcer.announce()
+                announced += last
+            } while last == Self.batch
+            return announced
         }
     }
 

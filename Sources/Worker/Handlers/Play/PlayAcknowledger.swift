@@ -13,8 +13,8 @@ import Shared
 struct PlayAcknowledger: Service, CustomStringConvertible {
     /// When an unacknowledged purchase becomes an alert: a day before Google refunds it.
     static let alertAge: TimeInterval = 2 * 86_400
-    /// Shorter than the lease a pass runs under (two intervals plus a minute), so that no pass
-    /// outlives it and overlaps another worker's.
+    /// How long one pass may take (less when the lease is shorter:
+    /// ``MaintenanceLease/passTimeLimit(interval:requested:)``).
     static let passTimeLimit: Duration = .seconds(90)
 
     let client: PostgresClient
@@ -42,16 +42,15 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
     /// One pass, if this worker holds the lease: the number acknowledged, or `nil` when another worker holds it.
     @discardableResult
     func runOnce(now: Date = Date()) async throws -> Int? {
-        let (lease, interval, acknowledger) = (lease, interval, self)
-        return try await withTimeout(Self.passTimeLimit) {
-            try await lease.ifHeld(interval: interval) {
-                var acknowledged = 0
-                for due in try await acknowledger.due() where try await acknowledger.acknowledge(due, now: now) {
-                    acknowledged += 1
-                }
-                try await acknowledger.alert(now: now)
-                return acknowledged
+        let acknowledger = self
+        return try await lease.ifHeld(interval: interval, timeLimit: Self.passTimeLimit) {
+            var acknowledged = 0
+            for due in try await acknowledger.due() {
+                try Task.checkCancellation()
+                if try await acknowledger.acknowledge(due, now: now) { acknowledged += 1 }
             }
+            try await acknowledger.alert(now: now)
+            return acknowledged
         }
     }
 

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Worker
+
+/// The leader lease of the worker's sweeps: a pass is stopped while its worker still holds the
+/// lease, whatever `CLOCK_SWEEP_INTERVAL_SECONDS` and whatever the service asks, so that two
+/// workers never run the same sweep at once (two answers to one consumption request, say).
+@Suite(.timeLimit(.minutes(2)))
+struct MaintenanceLeaseTests {
+    /// Each row: the interval, what the service asks, the limit. The consumption responder asks
+    /// 120 s, the Play acknowledger 90 s, the balance announcer 30 s (at its own 1 s interval).
+    static let limits: [(interval: Int, requested: Int?, limit: Int)] = [
+        (1, nil, 52), (1, 30, 30), (1, 120, 52),
+        (5, 120, 60), (10, 90, 70), (14, 90, 78), (15, 90, 80),
+        (25, 120, 100), (30, 120, 110), (35, 120, 120), (60, 120, 120),
+        (30, nil, 110), (3_600, nil, 7_250), (3_600, 120, 120),
+    ]
+
+    @Test(arguments: limits)
+    func aPassIsStoppedBeforeItsLeaseRunsOut(row: (interval: Int, requested: Int?, limit: Int)) {
+        let interval = Duration.seconds(row.interval)
+        let limit = MaintenanceLease.passTimeLimit(interval: interval, requested: row.requested.map { .seconds($0) })
+        #expect(limit == .seconds(row.limit))
+        #expect(limit + MaintenanceLease.stopMargin <= MaintenanceLease.term(interval: interval))
+    }
+
+    /// Every interval `CLOCK_SWEEP_INTERVAL_SECONDS` allows, with what each service asks.
+    @Test func noAllowedIntervalLetsAPassOutliveItsLease() {
+        for seconds in 1...3_600 {
+            let interval = Duration.seconds(seconds)
+            for requested in [nil, 30, 90, 120].map({ $0.map(Duration.seconds) }) {
+                let limit = MaintenanceLease.passTimeLimit(interval: interval, requested: requested)
+                #expect(limit > .zero && limit < MaintenanceLease.term(interval: interval), "interval \(seconds) s")
+                if let requested { #expect(limit <= requested) }
+            }
+        }
+    }
+
+    /// The limit is kept by the lease itself, for every service: a pass that does not end is
+    /// stopped at it, and the lease's holder runs the next one.
+    @Test func aPassThatDoesNotEndIsStoppedAtItsLimit() async throws {
+        try await TestDatabase.with { db async throws in
+            let lease = MaintenanceLease(client: db.client, task: "stuck", owner: "worker-a", logger: TestDatabase.logger)
+            let started = ContinuousClock.now
+            await #expect(throws: TimeoutError.self) {
+                try await lease.ifHeld(interval: .seconds(1), timeLimit: .milliseconds(300)) {
+                    try await Task.sleep(for: .seconds(60))
+                }
+            }
+            #expect(started.duration(to: .now) < .seconds(20))
+            #expect(try await db.strings("SELECT leased_by FROM maintenance_leases WHERE task = 'stuck'") == ["worker-a"])
+            let other = MaintenanceLease(client: db.client, task: "stuck", owner: "worker-b", logger: TestDatabase.logger)
+            #expect(try await other.ifHeld(interval: .seconds(1)) { 1 } == nil, "the lease is still worker-a's")
+            #expect(try await lease.ifHeld(interval: .seconds(1)) { 2 } == 2)
+        }
+    }
+}
