@@ -41,7 +41,7 @@ struct MaintenanceLeaseTests {
     }
 
     /// The limit is kept by the lease itself, for every service: a pass that does not end is
-    /// stopped at it, and the lease's holder runs the next one.
+    /// stopped at it and recorded so, and the lease's holder runs the next one.
     @Test func aPassThatDoesNotEndIsStoppedAtItsLimit() async throws {
         try await TestDatabase.with { db async throws in
             let lease = MaintenanceLease(client: db.client, task: "stuck", owner: "worker-a", logger: TestDatabase.logger)
@@ -53,6 +53,8 @@ struct MaintenanceLeaseTests {
             }
             #expect(started.duration(to: .now) < .seconds(20))
             #expect(try await db.strings("SELECT leased_by FROM maintenance_leases WHERE task = 'stuck'") == ["worker-a"])
+            #expect(try await db.strings("SELECT last_error FROM maintenance_leases WHERE task = 'stuck' AND last_run_at IS NOT NULL")
+                        .first?.hasPrefix("the pass ran past its time limit") == true, "the operator sees how the pass ended")
             let other = MaintenanceLease(client: db.client, task: "stuck", owner: "worker-b", logger: TestDatabase.logger)
             #expect(try await other.ifHeld(interval: .seconds(1)) { 1 } == nil, "the lease is still worker-a's")
             #expect(try await lease.ifHeld(interval: .seconds(1)) { 2 } == 2)

@@ -32,18 +32,23 @@ struct CheckoutSweepService: Service, CustomStringConvertible {
             var released = 0
             // This key's mode only: a test key cannot cancel live objects, nor a live key test ones.
             for row in try await store.dueForCancelling(in: stripe.environment) {
+                try Task.checkCancellation()
                 do {
                     if try await sweep(row) { cancelled += 1 } else { released += 1 }
                 } catch {
+                    // A pass stopped at its time limit ends here, not with a warning a row.
+                    if Task.isCancelled { throw error }
                     // One row Stripe will not take now does not hold up the others; it is tried again next pass.
                     logger.warning("a checkout could not be cancelled at Stripe", metadata: [
                         "checkout": "\(row.id)", "error": "\(ErrorText.describe(error))"])
                 }
             }
             for row in try await store.dueForReplacing(in: stripe.environment) {
+                try Task.checkCancellation()
                 do {
                     try await replace(row)
                 } catch {
+                    if Task.isCancelled { throw error }
                     logger.warning("a replaced subscription could not be cancelled at Stripe", metadata: [
                         "checkout": "\(row.id)", "error": "\(ErrorText.describe(error))"])
                 }

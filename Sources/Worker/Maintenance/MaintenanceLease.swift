@@ -61,8 +61,10 @@ extension MaintenanceLease {
     }
 
     /// Runs `pass` if this worker holds the lease (taken or renewed for its ``term(interval:)``),
-    /// and records how it ended. The pass is stopped (cancelled, and ``TimeoutError`` thrown) at
-    /// ``passTimeLimit(interval:requested:)``, while the lease is still this worker's.
+    /// and records how it ended. At ``passTimeLimit(interval:requested:)``, counted from before
+    /// the lease is taken, the pass is cancelled and ``TimeoutError`` thrown, while the lease is
+    /// still this worker's; work that ignores cancellation (a query already inside PostgreSQL) is
+    /// abandoned and may run on (``withTimeout(_:file:line:_:)``).
     ///
     /// - Parameter timeLimit: how long the service allows one pass, if less than the lease does.
     /// - Returns: what `pass` returned, or `nil` when another worker holds the lease.
@@ -70,17 +72,24 @@ extension MaintenanceLease {
         interval: Duration, timeLimit: Duration? = nil, _ pass: @escaping @Sendable () async throws -> Result
     ) async throws -> Result? {
         let lease = self
-        return try await withTimeout(Self.passTimeLimit(interval: interval, requested: timeLimit)) { () async throws -> Result? in
-            let term = Self.term(interval: interval).components
-            guard try await lease.acquire(for: Double(term.seconds) + Double(term.attoseconds) / 1e18) else { return nil }
-            do {
-                let result = try await pass()
-                try await lease.recordRun(error: nil)
-                return result
-            } catch {
-                try? await lease.recordRun(error: ErrorText.describe(error))
-                throw error
+        let limit = Self.passTimeLimit(interval: interval, requested: timeLimit)
+        do {
+            return try await withTimeout(limit) { () async throws -> Result? in
+                let term = Self.term(interval: interval).components
+                guard try await lease.acquire(for: Double(term.seconds) + Double(term.attoseconds) / 1e18) else { return nil }
+                do {
+                    let result = try await pass()
+                    try await lease.recordRun(error: nil)
+                    return result
+                } catch {
+                    try? await lease.recordRun(error: ErrorText.describe(error))
+                    throw error
+                }
             }
+        } catch let error as TimeoutError {
+            // Recorded here: the pass's own task is cancelled, and PostgresNIO sends nothing for it.
+            try? await recordRun(error: "the pass ran past its time limit of \(limit)")
+            throw error
         }
     }
 
