@@ -23,3 +23,9 @@ bench_pgqueuer() {
     "$venv/bin/python" -m pip install -q "pgqueuer==1.6.0" asyncpg
   fi
 }
+
+# bench_median: the median of the numbers on standard input, separated by spaces or lines
+# (decimals too); the mean of the middle two when their count is even.
+bench_median() {
+  tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'
+}
