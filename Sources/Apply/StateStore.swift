@@ -268,7 +268,7 @@ public struct StateStore: Sendable {
     public func save(_ links: [ProviderLink]) async throws {
         guard let rows = linksToSave(links) else { return }
         try await flush()
-        // sql/functions/sluice_save_links.sql: one indexed statement per link, each with a kept plan. The function's errors
+        // sql/functions/sluice_save_links.sql: one statement, one index probe a link. The function's errors
         // (a lock timeout, a deadlock) arrive with its row, so the row is read.
         let result = try await connection.query("SELECT sluice_save_links(\(rows)::jsonb)", logger: logger)
         for try await _ in result {}
