@@ -14,7 +14,8 @@ import Synchronization
 /// account's key, `iss` its email, `aud` the token URI, the androidpublisher scope, at most an
 /// hour long; `{"error": "invalid_grant"}` otherwise), and Android Publisher v3's
 /// `purchases.subscriptionsv2.get`, `purchases.products.get`, both `:acknowledge`s (an empty `200`;
-/// `400 invalidPurchaseState` for one already acknowledged) and `purchases.voidedpurchases.list`,
+/// `400 invalidPurchaseState` for one already acknowledged), `purchases.voidedpurchases.list` and
+/// the Orders API's `orders.get` (`403` for a service account without financial data, when set),
 /// answering Google's error body (`404 purchaseTokenNotFound`, `401`) where Google does.
 public final class GooglePlayAPIStandIn: Sendable {
     public static let email = "sluice-play@sluice-test.iam.gserviceaccount.com"
@@ -23,6 +24,9 @@ public final class GooglePlayAPIStandIn: Sendable {
         var subscriptions: [String: [String: any Sendable]] = [:]
         var products: [String: [String: any Sendable]] = [:]
         var voided: [[String: any Sendable]] = []
+        var orders: [String: [String: any Sendable]] = [:]
+        var ordersForbidden = false
+        var orderRequests = 0
         var acknowledgements: [String: Int] = [:]
         var acknowledgementRequests: [String: Int] = [:]
         var tokensIssued = 0
@@ -63,6 +67,12 @@ public final class GooglePlayAPIStandIn: Sendable {
     public func setSubscription(_ token: String, _ purchase: [String: any Sendable]) { state.withLock { $0.subscriptions[token] = purchase } }
     public func setProduct(_ token: String, _ purchase: [String: any Sendable]) { state.withLock { $0.products[token] = purchase } }
     public func addVoided(_ voided: [String: any Sendable]) { state.withLock { $0.voided.append(voided) } }
+    /// An `Order` for `orders.get` (``SamplePlayPurchases/order(_:token:product:total:)``), by its `orderId`.
+    public func setOrder(_ order: [String: any Sendable]) { state.withLock { $0.orders[order["orderId"] as? String ?? ""] = order } }
+    /// Answers `orders.get` with Google's `403`: a service account without "View financial data".
+    public func forbidOrders() { state.withLock { $0.ordersForbidden = true } }
+    /// How many `orders.get` requests were answered.
+    public var orderRequests: Int { state.withLock { $0.orderRequests } }
     /// Voided purchases per page (`maxResults` caps it too).
     public func setVoidedPageSize(_ size: Int) { state.withLock { $0.voidedPageSize = size } }
     /// The next `count` acknowledgements answer `503`.
@@ -119,6 +129,16 @@ public final class GooglePlayAPIStandIn: Sendable {
                 guard action.hasSuffix(":acknowledge") else { return Self.notFound() }
                 return self.acknowledge(String(action.dropLast(":acknowledge".count)), subscription: collection == "subscriptions")
             }
+        }
+        router.get("/androidpublisher/v3/applications/:package/orders/:order") { request, context -> Response in
+            if let refusal = self.refusal(request) { return refusal }
+            let (order, forbidden) = self.state.withLock { state in
+                state.orderRequests += 1
+                return (state.orders[context.parameters.get("order") ?? ""], state.ordersForbidden)
+            }
+            if forbidden { return Self.error(403, "permissionDenied", "The caller does not have permission") }
+            guard let order else { return Self.error(404, "notFound", "The order was not found.") }
+            return Self.json(.ok, order)
         }
         // Pages of `maxResults` (at most the page size set), continued by `token`: an offset here.
         router.get(RouterPath(stringLiteral: app + "/voidedpurchases")) { request, _ -> Response in
@@ -254,6 +274,27 @@ public enum SamplePlayPurchases {
         ]
         if let account { purchase["obfuscatedExternalAccountId"] = account }
         return purchase
+    }
+
+    /// An `Order` of the Orders API for `orderID`, of one line item of `product` bought with
+    /// `token`: `total` is what the buyer paid, tax included, the tax a fifth of it here.
+    public static func order(
+        _ orderID: String, token: String, product: String, total: (currency: String, units: String, nanos: Int),
+        created: Date = Date(timeIntervalSinceNow: -60)
+    ) -> [String: any Sendable] {
+        let money = { (units: String, nanos: Int) -> [String: any Sendable] in ["currencyCode": total.currency, "units": units, "nanos": nanos] }
+        let whole = (Int64(total.units) ?? 0) * 1_000_000_000 + Int64(total.nanos)
+        let tax = whole / 5
+        let taxMoney = money(String(tax / 1_000_000_000), Int(tax % 1_000_000_000))
+        return [
+            "orderId": orderID, "purchaseToken": token, "state": "PROCESSED", "createTime": rfc3339(created), "lastEventTime": rfc3339(created),
+            "buyerAddress": ["buyerCountry": "DE"] as [String: any Sendable],
+            "total": money(total.units, total.nanos), "tax": taxMoney,
+            "lineItems": [[
+                "productId": product, "productTitle": product, "listingPrice": money(total.units, total.nanos),
+                "total": money(total.units, total.nanos), "tax": taxMoney,
+            ] as [String: any Sendable]],
+        ]
     }
 
     public static func rfc3339(_ date: Date) -> String {

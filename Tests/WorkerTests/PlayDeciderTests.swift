@@ -13,12 +13,24 @@ import TestSupport
 struct PlayDeciderTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func event(_ purchase: [String: any Sendable], cause: Int = 2, at time: Date = now) throws -> PlayDecider.Event {
+    /// A stored subscription state, fetched with `order` (an Orders API answer) when given.
+    static func event(_ purchase: [String: any Sendable], cause: Int = 2, at time: Date = now, order: [String: any Sendable]? = nil) throws -> PlayDecider.Event {
         let record = PlayPurchaseRecord(
             cause: PlayNotificationType.subscription(cause).rawValue, fetchedAt: time, kind: .subscription, packageName: "com.example.sluice",
-            productID: nil, purchaseToken: "tok", purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: purchase)))
-        let (decoded, subscription, _) = try PlayPurchaseRecord.decode(record.encoded())
-        return PlayDecider.Event(eventID: 1, time: time, record: decoded, subscription: subscription, product: nil)
+            productID: nil, purchaseToken: "tok", purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: purchase)),
+            order: try order.map { ByteBuffer(data: try JSONSerialization.data(withJSONObject: $0)) })
+        let (decoded, subscription, _, fetched) = try PlayPurchaseRecord.decode(record.encoded())
+        return PlayDecider.Event(eventID: 1, time: time, record: decoded, subscription: subscription, product: nil, order: fetched)
+    }
+
+    /// A stored one-time purchase's state, fetched with `order` when given.
+    static func productEvent(_ purchase: [String: any Sendable], order: [String: any Sendable]? = nil) throws -> PlayDecider.Event {
+        let record = PlayPurchaseRecord(
+            cause: "ONE_TIME_PRODUCT_PURCHASED", fetchedAt: now, kind: .product, packageName: "p", productID: purchase["productId"] as? String,
+            purchaseToken: "tok", purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: purchase)),
+            order: try order.map { ByteBuffer(data: try JSONSerialization.data(withJSONObject: $0)) })
+        let (decoded, _, product, fetched) = try PlayPurchaseRecord.decode(record.encoded())
+        return PlayDecider.Event(eventID: 1, time: now, record: decoded, product: product, order: fetched)
     }
 
     static func state(_ entitlement: EntitlementState? = nil, replacedBy: String? = nil) -> PlayDecider.State {
@@ -146,21 +158,103 @@ struct PlayDeciderTests {
         #expect(transaction.currency == "EUR", "the currency is the plan's, whatever the phase")
     }
 
-    /// `offerPhase` is the item's phase now: a later state of the same order in another phase (on
-    /// hold once the introductory periods are over) does not make its amount the list price.
-    @Test func anIntroductoryOrdersAmountStaysUnknownWhenItsItemMovesOn() throws {
+    /// An active subscription in an introductory phase, and the state its first fetch leaves:
+    /// its order's amount unknown, its currency the plan's.
+    static func afterAnIntroductoryOrder() throws -> (purchase: [String: any Sendable], state: PlayDecider.State) {
         let introductory = SamplePlayPurchases.subscription(
-            state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400), phase: "introductoryPrice")
+            state: "SUBSCRIPTION_STATE_ACTIVE", expiry: now.addingTimeInterval(30 * 86_400), phase: "introductoryPrice")
         var state = Self.state()
-        let first = PlayDecider.decide(try Self.event(introductory), state)
+        let first = PlayDecider.decide(try event(introductory), state)
         let order = try #require(first.transactions.first)
         #expect(order.amount == nil && order.currency == "EUR")
         state.transaction = order
         state.entitlement = first.entitlements.first
+        return (introductory, state)
+    }
+
+    /// `offerPhase` is the item's phase now: a later state of the same order in another phase (on
+    /// hold once the introductory periods are over) does not make its amount the list price.
+    @Test func anIntroductoryOrdersAmountStaysUnknownWhenItsItemMovesOn() throws {
+        let (_, state) = try Self.afterAnIntroductoryOrder()
         let later = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ON_HOLD", expiry: Self.now.addingTimeInterval(30 * 86_400))
         let transaction = try #require(PlayDecider.decide(try Self.event(later, cause: 5), state).transactions.first)
         #expect(transaction.amount == nil)
         #expect(transaction.currency == "EUR")
+    }
+
+    /// With the order's `Order` fetched (the Orders API), an order whose state carries no price
+    /// is what the buyer paid (4.99, tax included); one whose state says it (the base price, a free
+    /// trial) keeps that; another order's `Order` says nothing of this one.
+    @Test(arguments: [
+        ("basePrice", "GPA.3331-7311-8633-87504", 699), ("freeTrial", "GPA.3331-7311-8633-87504", 0),
+        ("introductoryPrice", "GPA.3331-7311-8633-87504", 499), ("prorationPeriod", "GPA.3331-7311-8633-87504", 499),
+        ("introductoryPrice", "GPA.another", nil),
+    ] as [(String, String, Int64?)])
+    func aFetchedOrderIsTheAmountTheStateDoesNotSay(phase: String, orderID: String, amount: Int64?) throws {
+        let purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400), phase: phase)
+        let order = SamplePlayPurchases.order(orderID, token: "tok", product: "pro", total: ("EUR", "4", 990_000_000))
+        let transaction = try #require(PlayDecider.decide(try Self.event(purchase, order: order), Self.state()).transactions.first)
+        #expect(transaction.amount == amount)
+        #expect(transaction.currency == "EUR")
+    }
+
+    /// An introductory order's amount, unknown from its first state, is filled by a later state
+    /// of the same order fetched with its `Order`; a known amount is never changed by one.
+    @Test func aLaterStateWithTheOrderFillsAnUnknownAmountOnly() throws {
+        var (introductory, state) = try Self.afterAnIntroductoryOrder()
+        let order = SamplePlayPurchases.order("GPA.3331-7311-8633-87504", token: "tok", product: "pro", total: ("EUR", "1", 490_000_000))
+        let filled = try #require(PlayDecider.decide(try Self.event(introductory, at: Self.now.addingTimeInterval(1), order: order), state).transactions.first)
+        #expect(filled.amount == 149)
+        state.transaction = filled
+        let other = SamplePlayPurchases.order("GPA.3331-7311-8633-87504", token: "tok", product: "pro", total: ("EUR", "9", 0))
+        let kept = try #require(PlayDecider.decide(try Self.event(introductory, at: Self.now.addingTimeInterval(2), order: other), state).transactions.first)
+        #expect(kept.amount == 149)
+    }
+
+    /// A one-time purchase's state carries no price: its amount is its `Order`'s total (¥480 in
+    /// yen, which have no minor unit), else unknown.
+    @Test func aOneTimePurchasesAmountIsItsOrdersTotal() throws {
+        let purchase = SamplePlayPurchases.product("coins", order: "GPA.p")
+        let paid = try Self.productEvent(purchase, order: SamplePlayPurchases.order("GPA.p", token: "tok", product: "coins", total: ("JPY", "480", 0)))
+        let transaction = try #require(PlayDecider.decide(paid, Self.state()).transactions.first)
+        #expect(transaction.amount == 480)
+        #expect(transaction.currency == "JPY")
+        let unknown = try #require(PlayDecider.decide(try Self.productEvent(purchase), Self.state()).transactions.first)
+        #expect(unknown.amount == nil && unknown.currency == nil)
+        // Voided before its state was applied: the whole amount, once known, is what was refunded.
+        var voided = Self.state()
+        voided.transaction = TransactionState(source: .playStore, providerTransactionID: "GPA.p", environment: .production, status: .refunded)
+        let refunded = try #require(PlayDecider.decide(paid, voided).transactions.first)
+        #expect(refunded.amount == 480 && refunded.amountRefunded == 480)
+    }
+
+    /// Which states have their order's `Order` fetched: only those that do not say what it charged.
+    @Test func theOrderIsFetchedOnlyWhereTheStateHasNoPrice() throws {
+        func subscription(_ phase: String) throws -> PlaySubscriptionPurchase {
+            let purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now, order: "GPA.s", phase: phase)
+            return try JSONDecoder().decode(PlaySubscriptionPurchase.self, from: try JSONSerialization.data(withJSONObject: purchase))
+        }
+        func product(_ state: Int) throws -> PlayProductPurchase {
+            try JSONDecoder().decode(PlayProductPurchase.self, from: try JSONSerialization.data(withJSONObject: SamplePlayPurchases.product("c", state: state, order: "GPA.p")))
+        }
+        #expect(PlayOrder.orderToFetch(subscription: try subscription("introductoryPrice"), product: nil) == "GPA.s")
+        #expect(PlayOrder.orderToFetch(subscription: try subscription("prorationPeriod"), product: nil) == "GPA.s")
+        #expect(PlayOrder.orderToFetch(subscription: try subscription("basePrice"), product: nil) == nil)
+        #expect(PlayOrder.orderToFetch(subscription: try subscription("freeTrial"), product: nil) == nil)
+        #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(0)) == "GPA.p")
+        #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(2)) == nil, "pending: nothing was charged yet")
+    }
+
+    /// The `Order` is stored as Google answered and read back; one that is not what Google
+    /// documents is left out, never a reason to refuse the state it came with.
+    @Test func aStoredOrderIsReadBackAndAMalformedOneIgnored() throws {
+        let purchase = SamplePlayPurchases.product("coins", order: "GPA.p")
+        let order = SamplePlayPurchases.order("GPA.p", token: "tok", product: "coins", total: ("EUR", "4", 990_000_000))
+        #expect(try Self.productEvent(purchase, order: order).order == PlayOrder(
+            orderId: "GPA.p", total: PlayMoney(currencyCode: "EUR", units: "4", nanos: 990_000_000)))
+        let malformed = try Self.productEvent(purchase, order: ["orderId": 7, "total": "4.99"])
+        #expect(malformed.order == nil)
+        #expect(malformed.product?.orderId == "GPA.p")
     }
 
     @Test(arguments: [("EUR", "6", 990_000_000, 699), ("JPY", "480", 0, 480), ("KWD", "1", 250_000_000, 1_250), ("USD", "0", 995_000_000, 100)] as [(String, String, Int64, Int64)])
@@ -215,7 +309,7 @@ struct PlayDeciderTests {
         let record = PlayPurchaseRecord(
             cause: "ONE_TIME_PRODUCT_CANCELED", fetchedAt: Self.now, kind: .product, packageName: "p", productID: "coins", purchaseToken: "tok",
             purchase: ByteBuffer(data: try JSONSerialization.data(withJSONObject: SamplePlayPurchases.product("coins", state: 1))))
-        let (decoded, _, product) = try PlayPurchaseRecord.decode(record.encoded())
+        let (decoded, _, product, _) = try PlayPurchaseRecord.decode(record.encoded())
         let decision = PlayDecider.decide(PlayDecider.Event(eventID: 1, time: Self.now, record: decoded, product: product), Self.state())
         #expect(decision.outcome == .recorded)
         #expect(decision.transactions.isEmpty)

@@ -141,6 +141,38 @@ struct PlayLifecycleTests {
         }
     }
 
+    /// A one-time purchase's amount is what its `Order` (the Orders API) says the buyer paid,
+    /// fetched with its state; a base-price subscription's is its plan's price, with no `Order`
+    /// asked; an Orders API that refuses (no "View financial data") leaves the amount unknown and
+    /// the purchase granted all the same.
+    @Test func anOrdersAmountComesFromTheOrdersAPIWhereTheStateHasNone() async throws {
+        try await PlayHarness.run { play in
+            /// A one-time purchase of 4.99 with its `Order`, pushed and applied.
+            func buy(_ token: String, order: String) async throws {
+                play.api.setProduct(token, SamplePlayPurchases.product("coins.lifetime", order: order, account: "user-o"))
+                play.api.setOrder(SamplePlayPurchases.order(order, token: token, product: "coins.lifetime", total: ("EUR", "4", 990_000_000)))
+                try await play.push(SamplePlayNotifications.oneTimeProduct(1, token: token, sku: "coins.lifetime"))
+                try await play.harness.drain()
+                #expect(try await play.entitlement("play:" + token)?.status == "active")
+            }
+            try await buy("p-o", order: "GPA.o1")
+            #expect(try await play.text("SELECT concat_ws(' ', amount, currency) FROM transactions WHERE provider_transaction_id = 'GPA.o1'") == "499 EUR")
+            #expect(play.api.orderRequests == 1)
+
+            play.api.setSubscription("s-o", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), order: "GPA.o2", account: "user-o"))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "s-o"))
+            try await play.harness.drain()
+            #expect(try await play.text("SELECT concat_ws(' ', amount, currency) FROM transactions WHERE provider_transaction_id = 'GPA.o2'") == "699 EUR")
+            #expect(play.api.orderRequests == 1, "a base-price order's amount is in its state")
+
+            play.api.forbidOrders()
+            try await buy("p-f", order: "GPA.o3")
+            #expect(try await play.text("SELECT coalesce(amount::text, 'unknown') FROM transactions WHERE provider_transaction_id = 'GPA.o3'") == "unknown")
+            #expect(play.api.orderRequests == 2)
+        }
+    }
+
     @Test func aPendingPurchaseGrantsNothingUntilPaid() async throws {
         try await PlayHarness.run { play in
             play.api.setProduct("p-2", SamplePlayPurchases.product("coins.lifetime", state: 2, account: "user-q"))

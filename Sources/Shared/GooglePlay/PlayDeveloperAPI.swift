@@ -40,6 +40,12 @@ public struct PlayDeveloperAPI: Sendable {
             path: "\(application(packageName))/purchases/products/\(Self.segment(productID))/tokens/\(Self.segment(token))", what: "product purchase")
     }
 
+    /// `GET …/orders/{orderId}` (the Orders API): the `Order`'s JSON; `nil` when Google does not
+    /// know it. The service account needs the "View financial data" permission.
+    public func order(packageName: String, orderID: String) async throws -> ByteBuffer? {
+        try await purchase(path: "\(application(packageName))/orders/\(Self.segment(orderID))", what: "order")
+    }
+
     /// `POST …/purchases/subscriptions/{subscriptionId}/tokens/{token}:acknowledge` or
     /// `…/purchases/products/{productId}/tokens/{token}:acknowledge`, with an empty
     /// `developerPayload`. Google answers `200` with an empty body.

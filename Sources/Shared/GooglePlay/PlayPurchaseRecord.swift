@@ -8,7 +8,8 @@ import NIOFoundationCompat
 /// voided purchase (`voided`). It is what the worker applies: the push that led to it is only a
 /// pointer.
 ///
-/// Stored as `{"cause", "fetchedAt", "kind", "packageName", "productId", "purchaseToken", "userId", "voided", "purchase": <Google's JSON>}`.
+/// Stored as `{"cause", "fetchedAt", "kind", "packageName", "productId", "purchaseToken", "userId", "voided", "order": <Google's
+/// Order>, "purchase": <Google's JSON>}` (`order` only for a state whose order's price it does not carry, ``PlayOrder``).
 public struct PlayPurchaseRecord: Sendable {
     /// A voided purchase, from a `voidedPurchaseNotification` or `voidedpurchases.list`.
     public struct Voided: Codable, Sendable, Equatable {
@@ -54,10 +55,12 @@ public struct PlayPurchaseRecord: Sendable {
     public var voided: Voided?
     /// Google's answer, as it came; `nil` for a voided purchase.
     public var purchase: ByteBuffer?
+    /// The Orders API's answer for the state's order, as it came, when it was fetched with it.
+    public var order: ByteBuffer?
 
     public init(
         cause: String?, fetchedAt: Date, kind: PlayProductKind, packageName: String, productID: String?, purchaseToken: String, userID: String? = nil,
-        voided: Voided? = nil, purchase: ByteBuffer?
+        voided: Voided? = nil, purchase: ByteBuffer?, order: ByteBuffer? = nil
     ) {
         self.cause = cause
         self.fetchedAt = fetchedAt
@@ -68,6 +71,7 @@ public struct PlayPurchaseRecord: Sendable {
         self.userID = userID
         self.voided = voided
         self.purchase = purchase
+        self.order = order
     }
 
     /// The `play_purchase` key of a voided purchase, pushed or listed alike: its order (each renewal
@@ -90,34 +94,42 @@ public struct PlayPurchaseRecord: Sendable {
             payload: encoded())
     }
 
-    /// The stored bytes: the header's members, then Google's answer spliced in unchanged.
+    /// The stored bytes: the header's members, then Google's answers spliced in unchanged.
     public func encoded() -> ByteBuffer {
-        var header = CanonicalJSON.encode(Header(
+        var stored = CanonicalJSON.encode(Header(
             cause: cause, fetchedAt: PlayMillis(milliseconds: fetchedAt.millisecondsSince1970), kind: kind, packageName: packageName, productId: productID, purchaseToken: purchaseToken, userId: userID,
             voided: voided))
-        guard let purchase, purchase.readableBytes > 0 else { return header }
-        header.moveWriterIndex(to: header.writerIndex - 1)  // drop the closing brace
-        header.writeString(#","purchase":"#)
-        header.writeImmutableBuffer(purchase)
-        header.writeString("}")
-        return header
+        for (name, answer) in [("order", order), ("purchase", purchase)] {
+            guard let answer, answer.readableBytes > 0 else { continue }
+            stored.moveWriterIndex(to: stored.writerIndex - 1)  // drop the closing brace
+            stored.writeString(",\"\(name)\":")
+            stored.writeImmutableBuffer(answer)
+            stored.writeString("}")
+        }
+        return stored
     }
 
     /// A stored row's record.
     ///
     /// - Throws: ``Rejection`` `malformed` for a payload that is not one.
-    public static func decode(_ payload: ByteBuffer) throws(Rejection) -> (PlayPurchaseRecord, subscription: PlaySubscriptionPurchase?, product: PlayProductPurchase?) {
+    public static func decode(_ payload: ByteBuffer) throws(Rejection) -> (
+        PlayPurchaseRecord, subscription: PlaySubscriptionPurchase?, product: PlayProductPurchase?, order: PlayOrder?
+    ) {
         struct Subscription: Decodable { var purchase: PlaySubscriptionPurchase? }
         struct Product: Decodable { var purchase: PlayProductPurchase? }
+        struct Order: Decodable { var order: PlayOrder? }
         do {
             let decoder = JSONDecoder()
             let stored = try decoder.decode(Header.self, from: payload)
             let record = PlayPurchaseRecord(
                 cause: stored.cause, fetchedAt: stored.fetchedAt.date, kind: stored.kind, packageName: stored.packageName, productID: stored.productId,
                 purchaseToken: stored.purchaseToken, userID: stored.userId, voided: stored.voided, purchase: nil)
+            // What an order charged only completes the state: one Sluice cannot read never
+            // holds the state up.
+            let order = (try? decoder.decode(Order.self, from: payload))?.order
             switch stored.kind {
-            case .subscription: return (record, try decoder.decode(Subscription.self, from: payload).purchase, nil)
-            case .product: return (record, nil, try decoder.decode(Product.self, from: payload).purchase)
+            case .subscription: return (record, try decoder.decode(Subscription.self, from: payload).purchase, nil, order)
+            case .product: return (record, nil, try decoder.decode(Product.self, from: payload).purchase, order)
             }
         } catch {
             throw Rejection(.malformed, "the row is not a stored Google Play purchase")

@@ -17,6 +17,8 @@ struct PlayDecider {
         var record: PlayPurchaseRecord
         var subscription: PlaySubscriptionPurchase?
         var product: PlayProductPurchase?
+        /// The `Order` fetched with the state, for an order whose state carries no price.
+        var order: PlayOrder? = nil
         /// The environment of a void, which carries no purchase: its token's link's.
         var environmentOverride: PurchaseEnvironment?
 
@@ -75,8 +77,7 @@ struct PlayDecider {
     private static func decideSubscription(_ purchase: PlaySubscriptionPurchase, _ event: Event, _ state: State) -> Decision {
         let key = state.entityKey
         let subscriptionState = PlaySubscriptionState(rawValue: purchase.subscriptionState ?? "")
-        // The line item that runs longest is the one access follows.
-        let item = (purchase.lineItems ?? []).max { (date($0.expiryTime) ?? .distantPast) < (date($1.expiryTime) ?? .distantPast) }
+        let item = purchase.lineItemInForce
         guard let productID = item?.productId ?? state.entitlement?.productID else {
             return .recorded("the subscription names no product", entityKey: key)
         }
@@ -112,7 +113,7 @@ struct PlayDecider {
         entitlement.lastEventTime = event.time
 
         var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
-        if let orderID = item?.latestSuccessfulOrderId ?? purchase.latestOrderId {
+        if let orderID = purchase.orderInForce {
             var transaction = state.transaction ?? TransactionState(
                 source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
             transaction.entitlementKey = key
@@ -130,6 +131,7 @@ struct PlayDecider {
                 transaction.amount = item?.isFreeTrial == true ? 0 : price?.minorUnits
             }
             transaction.currency = transaction.currency ?? price?.currencyCode?.uppercased()
+            charge(&transaction, of: orderID, by: event.order)
             transaction.purchasedAt = transaction.purchasedAt ?? (state.entitlement == nil ? date(purchase.startTime) : nil) ?? event.time
             transaction.periodEnd = entitlement.expiresAt
             transaction.lastEventTime = event.time
@@ -193,6 +195,7 @@ struct PlayDecider {
                 transaction.quantityRefunded = max(refunded, transaction.quantityRefunded ?? 0)
             }
             transaction.purchasedAt = transaction.purchasedAt ?? purchase.purchaseTimeMillis?.date
+            charge(&transaction, of: orderID, by: event.order)
             if status == voidedStatus, transaction.status != .refunded {
                 transaction.status = .refunded
                 transaction.refundedAt = event.time
@@ -278,9 +281,17 @@ struct PlayDecider {
         environment == .sandbox ? "sandbox:" : ""
     }
 
-    static func date(_ rfc3339: String?) -> Date? {
-        guard let rfc3339 else { return nil }
-        return (try? Date(rfc3339, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-            ?? (try? Date(rfc3339, strategy: .iso8601))
+    static func date(_ rfc3339: String?) -> Date? { PlaySubscriptionPurchase.time(rfc3339) }
+
+    /// An order whose state carries no price (a one-time purchase, an introductory or prorated
+    /// subscription order) is the amount its `Order` says the buyer paid, tax included, once
+    /// one was fetched with a state (``PlayOrder/orderToFetch(subscription:product:)``); a known
+    /// amount is never changed.
+    static func charge(_ transaction: inout TransactionState, of orderID: String, by order: PlayOrder?) {
+        guard transaction.amount == nil, let paid = order?.charge(of: orderID) else { return }
+        transaction.amount = paid.minorUnits
+        transaction.currency = paid.currencyCode?.uppercased()
+        // Its void applied first (a refund of the whole order): all of it was refunded.
+        if transaction.status == .refunded, transaction.amountRefunded == nil { transaction.amountRefunded = transaction.amount }
     }
 }

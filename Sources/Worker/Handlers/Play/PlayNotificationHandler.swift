@@ -70,14 +70,42 @@ struct PlayNotificationHandler: JobHandler {
                 return
             }
             try Self.checkIsObject(answer)
+            let order = await Self.order(of: answer, kind: kind, packageName: packageName, api: api, logger: logger)
             records.append(PlayPurchaseRecord(
-                cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken, purchase: answer
+                cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken,
+                purchase: answer, order: order
             ).record(externalID: "push:" + (job.externalID ?? String(job.id))))
         }
         let stored = try await EventStore(client: client, proof: proof, logger: logger).insert(records)
         logger.info("Google Play purchase state stored", metadata: [
             "event_id": "\(job.id)", "type": "\(type)", "result": "\(stored.map { "\($0)" }.joined(separator: ", "))",
         ])
+    }
+
+    /// The `Order` of a state that does not say what its order charged
+    /// (``PlayOrder/orderToFetch(subscription:product:)``), fetched to store with it. Never a
+    /// reason to hold the state up: an Orders API that refuses (the service account without
+    /// "View financial data"), fails or answers something else leaves the amount unknown, logged.
+    static func order(of answer: ByteBuffer, kind: PlayProductKind, packageName: String, api: PlayDeveloperAPI, logger: Logger) async -> ByteBuffer? {
+        let decoder = JSONDecoder()
+        let orderID = switch kind {
+        case .subscription: PlayOrder.orderToFetch(subscription: try? decoder.decode(PlaySubscriptionPurchase.self, from: answer), product: nil)
+        case .product: PlayOrder.orderToFetch(subscription: nil, product: try? decoder.decode(PlayProductPurchase.self, from: answer))
+        }
+        guard let orderID else { return nil }
+        do {
+            guard let order = try await api.order(packageName: packageName, orderID: orderID) else {
+                logger.warning("Google does not know the order: its amount stays unknown", metadata: ["order_id": "\(orderID)"])
+                return nil
+            }
+            try checkIsObject(order)
+            return order
+        } catch {
+            logger.warning("the order's amount is not fetched: it stays unknown", metadata: [
+                "order_id": "\(orderID)", "error": "\(ErrorText.describe(error))",
+            ])
+            return nil
+        }
     }
 
     /// An answer of the Play Developer API is stored as it came, so it must be what Google

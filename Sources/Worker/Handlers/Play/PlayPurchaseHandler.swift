@@ -95,13 +95,7 @@ struct PlayPurchaseHandler: BatchableJobHandler {
 
     /// The order a state names: the longest-running line item's latest, or the one-time purchase's.
     static func orderID(_ event: PlayDecider.Event) -> String? {
-        if let subscription = event.subscription {
-            let item = (subscription.lineItems ?? []).max {
-                (PlayDecider.date($0.expiryTime) ?? .distantPast) < (PlayDecider.date($1.expiryTime) ?? .distantPast)
-            }
-            return item?.latestSuccessfulOrderId ?? subscription.latestOrderId
-        }
-        return event.product?.orderId
+        event.subscription.flatMap(\.orderInForce) ?? event.product?.orderId
     }
 
     /// `obfuscatedExternalAccountId`, which the app set to its user (as `appAccountToken` is for Apple).
@@ -111,7 +105,8 @@ struct PlayPurchaseHandler: BatchableJobHandler {
     }
 
     static func decode(_ job: ClaimedJob) throws -> PlayDecider.Event {
-        let (record, subscription, product) = try PlayPurchaseRecord.decode(job.payload)
-        return PlayDecider.Event(eventID: job.id, time: record.fetchedAt, record: record, subscription: subscription, product: product)
+        let (record, subscription, product, order) = try PlayPurchaseRecord.decode(job.payload)
+        return PlayDecider.Event(
+            eventID: job.id, time: record.fetchedAt, record: record, subscription: subscription, product: product, order: order)
     }
 }
