@@ -228,6 +228,30 @@ struct PlayDeciderTests {
         #expect(refunded.amount == 480 && refunded.amountRefunded == 480)
     }
 
+    /// An `Order` of a base plan and an add-on charges each product its own line item's total; a
+    /// negative total or `Money` Google cannot send (nanos past a unit, which would overflow)
+    /// charges nothing.
+    @Test func anOrdersChargeIsItsProductsLineItemAndNeverNonsense() {
+        let eur = { (units: String, nanos: Int64) in PlayMoney(currencyCode: "EUR", units: units, nanos: nanos) }
+        let order = PlayOrder(orderId: "GPA.a", total: eur("7", 0), lineItems: [
+            .init(productId: "pro", total: eur("5", 0)), .init(productId: "storage", total: eur("2", 0)),
+        ])
+        #expect(order.charge(of: "GPA.a", product: "storage") == eur("2", 0))
+        #expect(order.charge(of: "GPA.a", product: "other") == nil, "the order's total is several products'")
+        #expect(order.charge(of: "GPA.b", product: "pro") == nil)
+        #expect(PlayOrder(orderId: "GPA.a", total: eur("7", 0)).charge(of: "GPA.a", product: "pro") == eur("7", 0))
+        #expect(PlayOrder(orderId: "GPA.a", total: eur("-7", 0)).charge(of: "GPA.a", product: "pro") == nil)
+        #expect(PlayOrder(orderId: "GPA.a", total: eur("1", 9_000_000_000_000_000_000)).charge(of: "GPA.a", product: "pro") == nil)
+        #expect(eur("1", -1_000_000_000).minorUnits == nil)
+    }
+
+    /// A state stored with an answer that is not one UTF-8 JSON object is refused before it is
+    /// spliced into the row (a byte-order mark would make the whole row unreadable).
+    @Test(arguments: [[0xEF, 0xBB, 0xBF] + Array(#"{"orderId":"GPA.a"}"#.utf8), Array("[]".utf8), Array(" \n".utf8)] as [[UInt8]])
+    func anAnswerThatIsNotOneUTF8ObjectIsRefused(bytes: [UInt8]) {
+        #expect(throws: (any Error).self) { try PlayNotificationHandler.checkIsObject(ByteBuffer(bytes: bytes)) }
+    }
+
     /// Which states have their order's `Order` fetched: only those that do not say what it charged.
     @Test func theOrderIsFetchedOnlyWhereTheStateHasNoPrice() throws {
         func subscription(_ phase: String) throws -> PlaySubscriptionPurchase {
@@ -241,6 +265,9 @@ struct PlayDeciderTests {
         #expect(PlayOrder.orderToFetch(subscription: try subscription("prorationPeriod"), product: nil) == "GPA.s")
         #expect(PlayOrder.orderToFetch(subscription: try subscription("basePrice"), product: nil) == nil)
         #expect(PlayOrder.orderToFetch(subscription: try subscription("freeTrial"), product: nil) == nil)
+        var pending = try subscription("introductoryPrice")
+        pending.subscriptionState = "SUBSCRIPTION_STATE_PENDING"
+        #expect(PlayOrder.orderToFetch(subscription: pending, product: nil) == nil, "nothing charged yet")
         #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(0)) == "GPA.p")
         #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(2)) == nil, "pending: nothing was charged yet")
     }
@@ -250,8 +277,9 @@ struct PlayDeciderTests {
     @Test func aStoredOrderIsReadBackAndAMalformedOneIgnored() throws {
         let purchase = SamplePlayPurchases.product("coins", order: "GPA.p")
         let order = SamplePlayPurchases.order("GPA.p", token: "tok", product: "coins", total: ("EUR", "4", 990_000_000))
+        let paid = PlayMoney(currencyCode: "EUR", units: "4", nanos: 990_000_000)
         #expect(try Self.productEvent(purchase, order: order).order == PlayOrder(
-            orderId: "GPA.p", total: PlayMoney(currencyCode: "EUR", units: "4", nanos: 990_000_000)))
+            orderId: "GPA.p", total: paid, lineItems: [.init(productId: "coins", total: paid)]))
         let malformed = try Self.productEvent(purchase, order: ["orderId": 7, "total": "4.99"])
         #expect(malformed.order == nil)
         #expect(malformed.product?.orderId == "GPA.p")

@@ -166,10 +166,20 @@ struct PlayLifecycleTests {
             #expect(try await play.text("SELECT concat_ws(' ', amount, currency) FROM transactions WHERE provider_transaction_id = 'GPA.o2'") == "699 EUR")
             #expect(play.api.orderRequests == 1, "a base-price order's amount is in its state")
 
+            // An introductory price: the state says none; the Order's line item does (1.49).
+            play.api.setSubscription("s-i", SamplePlayPurchases.subscription(
+                state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Date().addingTimeInterval(Self.month), order: "GPA.o4", account: "user-o",
+                phase: "introductoryPrice"))
+            play.api.setOrder(SamplePlayPurchases.order("GPA.o4", token: "s-i", product: "pro", total: ("EUR", "1", 490_000_000)))
+            try await play.push(SamplePlayNotifications.subscription(4, token: "s-i"))
+            try await play.harness.drain()
+            #expect(try await play.text("SELECT concat_ws(' ', amount, currency) FROM transactions WHERE provider_transaction_id = 'GPA.o4'") == "149 EUR")
+            #expect(play.api.orderRequests == 2)
+
             play.api.forbidOrders()
             try await buy("p-f", order: "GPA.o3")
             #expect(try await play.text("SELECT coalesce(amount::text, 'unknown') FROM transactions WHERE provider_transaction_id = 'GPA.o3'") == "unknown")
-            #expect(play.api.orderRequests == 2)
+            #expect(play.api.orderRequests == 3)
         }
     }
 

@@ -126,9 +126,12 @@ public struct PlayMoney: Decodable, Sendable, Equatable {
     }
 
     /// The amount in ISO 4217 minor units of its currency (``CurrencyMinorUnits``), rounded as it rounds.
+    /// `nil` for an amount Google's `Money` cannot be (`nanos` beyond ±999,999,999) or too large.
     public var minorUnits: Int64? {
         guard let currencyCode, let whole = Int64(units ?? "0"), whole.magnitude < 9_000_000_000 else { return nil }
-        return CurrencyMinorUnits(currencyCode).minorUnits(whole * 1_000_000_000 + (nanos ?? 0), givenIn: 9)
+        let nanos = nanos ?? 0
+        guard nanos.magnitude < 1_000_000_000 else { return nil }
+        return CurrencyMinorUnits(currencyCode).minorUnits(whole * 1_000_000_000 + nanos, givenIn: 9)
     }
 }
 

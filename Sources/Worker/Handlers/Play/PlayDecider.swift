@@ -288,7 +288,7 @@ struct PlayDecider {
     /// one was fetched with a state (``PlayOrder/orderToFetch(subscription:product:)``); a known
     /// amount is never changed.
     static func charge(_ transaction: inout TransactionState, of orderID: String, by order: PlayOrder?) {
-        guard transaction.amount == nil, let paid = order?.charge(of: orderID) else { return }
+        guard transaction.amount == nil, let productID = transaction.productID, let paid = order?.charge(of: orderID, product: productID) else { return }
         transaction.amount = paid.minorUnits
         transaction.currency = paid.currencyCode?.uppercased()
         // Its void applied first (a refund of the whole order): all of it was refunded.

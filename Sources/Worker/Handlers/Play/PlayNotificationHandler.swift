@@ -70,7 +70,7 @@ struct PlayNotificationHandler: JobHandler {
                 return
             }
             try Self.checkIsObject(answer)
-            let order = await Self.order(of: answer, kind: kind, packageName: packageName, api: api, logger: logger)
+            let order = try await Self.order(of: answer, kind: kind, packageName: packageName, api: api, logger: logger)
             records.append(PlayPurchaseRecord(
                 cause: type.rawValue, fetchedAt: Date(), kind: kind, packageName: packageName, productID: productID, purchaseToken: purchaseToken,
                 purchase: answer, order: order
@@ -82,11 +82,17 @@ struct PlayNotificationHandler: JobHandler {
         ])
     }
 
+    /// How long the Orders API is given, its own retries included, before the state is stored
+    /// without the `Order`: well within a push attempt's time limit.
+    static let orderTimeLimit: Duration = .seconds(10)
+
     /// The `Order` of a state that does not say what its order charged
     /// (``PlayOrder/orderToFetch(subscription:product:)``), fetched to store with it. Never a
     /// reason to hold the state up: an Orders API that refuses (the service account without
-    /// "View financial data"), fails or answers something else leaves the amount unknown, logged.
-    static func order(of answer: ByteBuffer, kind: PlayProductKind, packageName: String, api: PlayDeveloperAPI, logger: Logger) async -> ByteBuffer? {
+    /// "View financial data"), fails, takes longer than ``orderTimeLimit`` or answers something
+    /// else leaves the amount unknown, logged. Only a shutdown stops the push's attempt (tried
+    /// again, `Order` and all).
+    static func order(of answer: ByteBuffer, kind: PlayProductKind, packageName: String, api: PlayDeveloperAPI, logger: Logger) async throws -> ByteBuffer? {
         let decoder = JSONDecoder()
         let orderID = switch kind {
         case .subscription: PlayOrder.orderToFetch(subscription: try? decoder.decode(PlaySubscriptionPurchase.self, from: answer), product: nil)
@@ -94,13 +100,14 @@ struct PlayNotificationHandler: JobHandler {
         }
         guard let orderID else { return nil }
         do {
-            guard let order = try await api.order(packageName: packageName, orderID: orderID) else {
+            guard let order = try await withTimeout(orderTimeLimit, { try await api.order(packageName: packageName, orderID: orderID) }) else {
                 logger.warning("Google does not know the order: its amount stays unknown", metadata: ["order_id": "\(orderID)"])
                 return nil
             }
             try checkIsObject(order)
             return order
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             logger.warning("the order's amount is not fetched: it stays unknown", metadata: [
                 "order_id": "\(orderID)", "error": "\(ErrorText.describe(error))",
             ])
@@ -108,10 +115,12 @@ struct PlayNotificationHandler: JobHandler {
         }
     }
 
-    /// An answer of the Play Developer API is stored as it came, so it must be what Google
-    /// documents: one JSON object.
+    /// An answer of the Play Developer API is stored as it came, spliced into the row, so it must
+    /// be what Google documents: one JSON object, in UTF-8 without a byte-order mark (which
+    /// `JSONSerialization` would take, and the row's reader would not).
     static func checkIsObject(_ answer: ByteBuffer) throws {
-        guard (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) is [String: Any] else {
+        let first = answer.readableBytesView.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        guard first == UInt8(ascii: "{"), (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) is [String: Any] else {
             throw AttemptFailure(reason: "the Play Developer API answered something that is not a JSON object")
         }
     }
