@@ -26,6 +26,7 @@ public final class GooglePlayAPIStandIn: Sendable {
         var voided: [[String: any Sendable]] = []
         var orders: [String: [String: any Sendable]] = [:]
         var ordersForbidden = false
+        var ordersHang: Duration = .zero
         var orderRequests = 0
         var acknowledgements: [String: Int] = [:]
         var acknowledgementRequests: [String: Int] = [:]
@@ -71,6 +72,8 @@ public final class GooglePlayAPIStandIn: Sendable {
     public func setOrder(_ order: [String: any Sendable]) { state.withLock { $0.orders[order["orderId"] as? String ?? ""] = order } }
     /// Answers `orders.get` with Google's `403`: a service account without "View financial data".
     public func forbidOrders() { state.withLock { $0.ordersForbidden = true } }
+    /// Answers `orders.get` only after `delay`: an Orders API that hangs.
+    public func hangOrders(for delay: Duration) { state.withLock { $0.ordersHang = delay } }
     /// How many `orders.get` requests were answered.
     public var orderRequests: Int { state.withLock { $0.orderRequests } }
     /// Voided purchases per page (`maxResults` caps it too).
@@ -132,10 +135,11 @@ public final class GooglePlayAPIStandIn: Sendable {
         }
         router.get("/androidpublisher/v3/applications/:package/orders/:order") { request, context -> Response in
             if let refusal = self.refusal(request) { return refusal }
-            let (order, forbidden) = self.state.withLock { state in
+            let (order, forbidden, hang) = self.state.withLock { state in
                 state.orderRequests += 1
-                return (state.orders[context.parameters.get("order") ?? ""], state.ordersForbidden)
+                return (state.orders[context.parameters.get("order") ?? ""], state.ordersForbidden, state.ordersHang)
             }
+            if hang > .zero { try await Task.sleep(for: hang) }
             if forbidden { return Self.error(403, "permissionDenied", "The caller does not have permission") }
             guard let order else { return Self.error(404, "notFound", "The order was not found.") }
             return Self.json(.ok, order)

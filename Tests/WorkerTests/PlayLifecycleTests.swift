@@ -183,6 +183,34 @@ struct PlayLifecycleTests {
         }
     }
 
+    /// An Orders API that hangs is given up at the handler's time limit, the state stored
+    /// without its `Order` (here 0.3 s against a 3 s hang); a shutdown during the fetch is passed
+    /// on, so that the push is tried again rather than stored without it.
+    @Test func aHungOrdersAPIIsGivenUpAndAShutdownPassedOn() async throws {
+        try await PlayHarness.run { play in
+            play.api.setOrder(SamplePlayPurchases.order("GPA.h", token: "p-h", product: "coins", total: ("EUR", "1", 0)))
+            play.api.hangOrders(for: .seconds(3))
+            let answer = ByteBuffer(data: try JSONSerialization.data(withJSONObject: SamplePlayPurchases.product("coins", order: "GPA.h")))
+            let api = try play.playAPI()
+            let fetch = { @Sendable (limit: Duration) in
+                try await PlayNotificationHandler.order(
+                    of: answer, kind: .product, packageName: SamplePlayNotifications.packageName, api: api, timeLimit: limit, logger: TestDatabase.logger)
+            }
+            let started = ContinuousClock.now
+            #expect(try await fetch(.milliseconds(300)) == nil)
+            #expect(started.duration(to: .now) < .seconds(2), "given up at its limit, not after the hang")
+
+            await #expect(throws: CancellationError.self) {
+                try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+                    group.addTask { try await fetch(.seconds(30)) }
+                    try await Task.sleep(for: .milliseconds(200))
+                    group.cancelAll()
+                    _ = try await group.next()
+                }
+            }
+        }
+    }
+
     @Test func aPendingPurchaseGrantsNothingUntilPaid() async throws {
         try await PlayHarness.run { play in
             play.api.setProduct("p-2", SamplePlayPurchases.product("coins.lifetime", state: 2, account: "user-q"))

@@ -92,7 +92,10 @@ struct PlayNotificationHandler: JobHandler {
     /// "View financial data"), fails, takes longer than ``orderTimeLimit`` or answers something
     /// else leaves the amount unknown, logged. Only a shutdown stops the push's attempt (tried
     /// again, `Order` and all).
-    static func order(of answer: ByteBuffer, kind: PlayProductKind, packageName: String, api: PlayDeveloperAPI, logger: Logger) async throws -> ByteBuffer? {
+    static func order(
+        of answer: ByteBuffer, kind: PlayProductKind, packageName: String, api: PlayDeveloperAPI, timeLimit: Duration = orderTimeLimit,
+        logger: Logger
+    ) async throws -> ByteBuffer? {
         let decoder = JSONDecoder()
         let orderID = switch kind {
         case .subscription: PlayOrder.orderToFetch(subscription: try? decoder.decode(PlaySubscriptionPurchase.self, from: answer), product: nil)
@@ -100,7 +103,7 @@ struct PlayNotificationHandler: JobHandler {
         }
         guard let orderID else { return nil }
         do {
-            guard let order = try await withTimeout(orderTimeLimit, { try await api.order(packageName: packageName, orderID: orderID) }) else {
+            guard let order = try await withTimeout(timeLimit, { try await api.order(packageName: packageName, orderID: orderID) }) else {
                 logger.warning("Google does not know the order: its amount stays unknown", metadata: ["order_id": "\(orderID)"])
                 return nil
             }
