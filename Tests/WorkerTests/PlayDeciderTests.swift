@@ -268,6 +268,10 @@ struct PlayDeciderTests {
         var pending = try subscription("introductoryPrice")
         pending.subscriptionState = "SUBSCRIPTION_STATE_PENDING"
         #expect(PlayOrder.orderToFetch(subscription: pending, product: nil) == nil, "nothing charged yet")
+        var replaced = try subscription("introductoryPrice")
+        replaced.canceledStateContext = try JSONDecoder().decode(
+            PlaySubscriptionPurchase.CanceledStateContext.self, from: Data(#"{"replacementCancellation":{}}"#.utf8))
+        #expect(PlayOrder.orderToFetch(subscription: replaced, product: nil) == nil, "a replaced subscription's state is only recorded")
         #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(0)) == "GPA.p")
         #expect(PlayOrder.orderToFetch(subscription: nil, product: try product(2)) == nil, "pending: nothing was charged yet")
     }
