@@ -70,6 +70,19 @@ struct DepositBalancesTests {
             }
             let ledger = try await Self.ledger(db.client)
             #expect(ledger.isEmpty, "nothing of the call is made")
+            // An amount below zero written as a string is cast, and refused, like a number (the
+            // function's first test looks only for numbers below zero; it must not let it by).
+            // The call adds more gems than it takes, so the balances' own floor would not refuse it.
+            #expect(try await Self.deposit([Deposit(user_id: "b", adjustments: ["gems": 10])], on: db.client) == 1)
+            for amount in [#""-1""#, "-1", "-0.5", #""x""#] {
+                let json = #"[{"user_id": "b", "adjustments": {"gems": 5}, "cause": "purchase"}, "#
+                    + #"{"user_id": "b", "adjustments": {"gems": "# + amount + #"}, "cause": "purchase"}]"#
+                await #expect(throws: (any Error).self, "\(amount)") {
+                    for try await _ in try await db.client.query(
+                        "SELECT sluice_deposit_balances(\(json)::jsonb)", logger: TestDatabase.logger) {}
+                }
+            }
+            #expect(try await Self.ledger(db.client).map(\.user) == ["b"], "nothing of those calls is made")
             // Through the API's function: credits that expire are only ever added.
             await #expect(throws: (any Error).self) {
                 for try await _ in try await db.client.query(
@@ -79,7 +92,7 @@ struct DepositBalancesTests {
                     """, logger: TestDatabase.logger) {}
             }
             let after = try await Self.ledger(db.client)
-            #expect(after.isEmpty, "a change that also takes may not expire")
+            #expect(after.map(\.user) == ["b"], "a change that also takes may not expire")
         }
     }
 
@@ -255,6 +268,45 @@ struct DepositBalancesTests {
             let secondTook = try await second
             #expect(first.map(\.key) == ["k1", "k2", "k3"], "a rolled-back take leaves the rows due, in ledger order")
             #expect(secondTook.isEmpty, "the second taker waited, then found the rows taken")
+        }
+    }
+
+    /// Each due row and its ledger row is found by a probe of its key, whatever the sizes of the
+    /// ledger and the queue: a pass of the announcer never scans either (it did, a hash join over
+    /// the whole ledger every pass). The cause event is a `LIMIT 1` probe of its own, a scan only
+    /// of a table as small as this test's, where a scan is cheaper.
+    @Test func takingDueRowsNeverScansTheLedger() async throws {
+        try await TestDatabase.with { db in
+            try await db.client.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT sluice_deposit_balances(jsonb_agg(jsonb_build_object('user_id', 'user_' || n, 'adjustments',
+                        jsonb_build_object('credits', n), 'cause', 'purchase', 'idempotency_key', 'grant:' || n)))
+                    FROM generate_series(1, 2000) AS n
+                    """, logger: TestDatabase.logger)
+                try await connection.query("ANALYZE balance_transactions, balance_announcements_due", logger: TestDatabase.logger)
+                func scans() async throws -> [String: Int64] {
+                    try await connection.query("SELECT pg_stat_force_next_flush()", logger: TestDatabase.logger)
+                    try await connection.query("SELECT pg_stat_clear_snapshot()", logger: TestDatabase.logger)
+                    var counts: [String: Int64] = [:]
+                    for try await (table, count) in try await connection.query(
+                        """
+                        SELECT relname::text, seq_scan FROM pg_stat_user_tables
+                        WHERE relname IN ('balance_transactions', 'balance_announcements_due')
+                        """, logger: TestDatabase.logger
+                    ).decode((String, Int64).self) { counts[table] = count }
+                    return counts
+                }
+                let before = try await scans()
+                var taken: [BalanceStore.Unannounced] = []
+                for _ in 1...3 {
+                    taken += try await BalanceStore(connection: connection, logger: TestDatabase.logger).takeUnannounced(limit: 200)
+                }
+                let after = try await scans()
+                #expect(after == before)
+                #expect(before.count == 2)
+                #expect(taken.map(\.key) == (1...600).map { "grant:\($0)" }, "the oldest due rows, in ledger order")
+            }
         }
     }
 
