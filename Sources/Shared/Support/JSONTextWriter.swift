@@ -131,17 +131,21 @@ public struct JSONTextWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Byte by byte, not `append(contentsOf: [a, b])`: an array literal per escape was a heap
+    /// allocation per `"` of an event body sent as a string (the balance announcer's calls).
     private mutating func escape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-        case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
         default:
-            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            bytes.append(UInt8(ascii: "u"))
+            bytes.append(UInt8(ascii: "0"))
+            bytes.append(UInt8(ascii: "0"))
             bytes.append(Self.hexDigits[Int(byte >> 4)])
             bytes.append(Self.hexDigits[Int(byte & 0x0F)])
         }
