@@ -60,7 +60,7 @@ CREATE INDEX IF NOT EXISTS checkouts_to_cancel ON checkouts (expires_at) WHERE c
 -- The worker's replacement pass: subscriptions to cancel once their replacement is paid.
 CREATE INDEX IF NOT EXISTS checkouts_replacing ON checkouts (created_at) WHERE replaces_subscription IS NOT NULL AND replacement_settled_at IS NULL;
 
--- A user's recent checkouts, for the trigger of sql/functions/notify_user_changed.sql.
+-- A user's recent checkouts, for the trigger of sql/functions/sluice_notify_user_changed.sql.
 CREATE INDEX IF NOT EXISTS checkouts_user ON checkouts (user_id, created_at);
 
 -- notify_user_changed and its triggers on transactions and entitlements: now in sql/functions/,

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- The ledger rows not yet announced as balance.changed, by position: a queue of their own, filled
--- by a trigger on every ledger INSERT (sql/functions/queue_balance_announcements.sql) and emptied
+-- by a trigger on every ledger INSERT (sql/functions/sluice_queue_balance_announcements.sql) and emptied
 -- by the announcer's DELETE … RETURNING (BalanceStore.takeUnannounced). It replaces
 -- balance_transactions.announced_at (0038): marking a row announced was an UPDATE of a wide row
 -- whose every index had to take the new version (announced_at is in a partial index's predicate,

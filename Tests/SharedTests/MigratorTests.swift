@@ -82,6 +82,8 @@ struct MigratorTests {
         for file in functions {
             let name = file.version.replacingOccurrences(of: "functions/", with: "")
             #expect(["FUNCTION", "PROCEDURE"].contains { file.sql.contains("CREATE OR REPLACE \($0) \(name)(") }, "\(file.version)")
+            // It shares a schema with the app's own objects (sql/0048).
+            #expect(name.hasPrefix("sluice_"), "\(file.version) is not named sluice_…")
             #expect(Self.definedFunctions(in: file.sql) == [name], "\(file.version)")
         }
         for migration in try Migration.load(from: TestDatabase.migrationsDirectory) {
@@ -89,25 +91,26 @@ struct MigratorTests {
         }
     }
 
-    /// Who may call each function is said once (sql/functions/allow_execute.sql), and every
+    /// Who may call each function is said once (sql/functions/sluice_allow_execute.sql), and every
     /// function file that the processes' roles call says it through that procedure, applied
-    /// before them: the files are applied in name order.
+    /// before them (``Migration/appliedFirst``; the others in name order).
     ///
     /// Least privilege by default: a new function file says who may call it, unless it is one of
     /// the helpers below, which stay callable by every role (PUBLIC's default) since the
     /// functions the worker calls as itself use them, and they change nothing.
     @Test func whoMayCallAFunctionIsSaidThroughOneProcedureAppliedFirst() throws {
         let publicHelpers: Set = [
-            "allow_execute", "notify_user_changed", "queue_balance_announcements", "sluice_balance_lock", "sluice_call_array",
-            "sluice_timestamp_us",
+            "sluice_allow_execute", "sluice_notify_user_changed", "sluice_queue_balance_announcements", "sluice_balance_lock",
+            "sluice_call_array", "sluice_timestamp_us",
         ]
         let functions = try Migration.loadFunctions(from: TestDatabase.migrationsDirectory)
-        #expect(functions.first?.version == "functions/allow_execute")
+        #expect(functions.first?.version == "functions/sluice_allow_execute")
+        #expect(functions.dropFirst().map(\.version) == functions.dropFirst().map(\.version).sorted())
         for file in functions {
             let name = file.version.replacingOccurrences(of: "functions/", with: "")
-            #expect(!file.sql.lowercased().contains("grant execute") || name == "allow_execute", "\(file.version) grants by hand")
+            #expect(!file.sql.lowercased().contains("grant execute") || name == Migration.appliedFirst, "\(file.version) grants by hand")
             if !publicHelpers.contains(name) {
-                #expect(file.sql.contains("CALL allow_execute('\(name)("), "\(file.version) does not say who may call it")
+                #expect(file.sql.contains("CALL sluice_allow_execute('\(name)("), "\(file.version) does not say who may call it")
             }
         }
     }
@@ -141,6 +144,55 @@ struct MigratorTests {
                 logger: Self.logger)
             #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory).isEmpty)
             #expect(try await db.scalar("SELECT extract(epoch FROM sluice_timestamp_us(1000000))::bigint") == 946_684_801)
+        }
+    }
+
+    /// A database an earlier release migrated holds three functions without the `sluice_` prefix
+    /// (`allow_execute`, and the trigger functions `notify_user_changed` and
+    /// `queue_balance_announcements`). Migrating it drops them, and the same triggers call the
+    /// prefixed ones: a ledger row is still queued for its announcement, once.
+    @Test func anEarlierReleasesUnprefixedFunctionsAreReplaced() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let migrator = Migrator(client: db.client, logger: Self.logger)
+            let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+            let earlier = migrations.filter { $0.version < "0048" }
+            #expect(earlier.count == migrations.count - 1, "0048 drops the unprefixed names")
+            // The earlier release's three, as its sql/functions/ made them.
+            let release = [
+                Migration(version: "functions/allow_execute", sql: """
+                    CREATE OR REPLACE PROCEDURE allow_execute(p_function regprocedure, VARIADIC p_roles text[]) LANGUAGE plpgsql AS $$
+                    BEGIN EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', p_function); END $$;
+                    """),
+                Migration(version: "functions/notify_user_changed", sql: """
+                    CREATE OR REPLACE FUNCTION notify_user_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+                    CREATE OR REPLACE TRIGGER transactions_notify_user AFTER INSERT OR UPDATE ON transactions
+                        FOR EACH ROW EXECUTE FUNCTION notify_user_changed();
+                    CREATE OR REPLACE TRIGGER entitlements_notify_user AFTER INSERT OR UPDATE ON entitlements
+                        FOR EACH ROW EXECUTE FUNCTION notify_user_changed();
+                    """),
+                Migration(version: "functions/queue_balance_announcements", sql: """
+                    CREATE OR REPLACE FUNCTION queue_balance_announcements() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN INSERT INTO balance_announcements_due (position) SELECT position FROM written; RETURN NULL; END $$;
+                    CREATE OR REPLACE TRIGGER balance_transactions_announce AFTER INSERT ON balance_transactions
+                        REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION queue_balance_announcements();
+                    """),
+            ]
+            try await migrator.migrate(earlier, functions: release)
+            #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory) == ["0048_sluice_prefixed_functions"])
+            #expect(try await db.strings("""
+                SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE n.nspname = 'public' AND p.proname NOT LIKE 'sluice\\_%' ORDER BY 1
+                """) == [])
+            #expect(try await db.strings("""
+                SELECT t.tgname || ' ' || p.proname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+                WHERE NOT t.tgisinternal ORDER BY 1
+                """) == [
+                    "balance_transactions_announce sluice_queue_balance_announcements", "entitlements_notify_user sluice_notify_user_changed",
+                    "transactions_notify_user sluice_notify_user_changed",
+                ])
+            try await db.client.query(
+                #"SELECT sluice_deposit_balances('[{"user_id": "a", "adjustments": {"credits": 5}, "cause": "api"}]')"#, logger: Self.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM balance_announcements_due") == 1)
         }
     }
 

@@ -9,7 +9,7 @@ import TestSupport
 
 @testable import Ingest
 
-/// A waiting checkout status is woken by the worker's commit itself: sql/functions/notify_user_changed.sql's trigger notifies
+/// A waiting checkout status is woken by the worker's commit itself: sql/functions/sluice_notify_user_changed.sql's trigger notifies
 /// the user of a written transaction, and ``UserChanges`` LISTENs. The poll is set to a minute,
 /// so only the notification can end the wait before the test's own deadline.
 @Suite(.timeLimit(.minutes(2)))

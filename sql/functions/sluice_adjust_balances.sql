@@ -120,4 +120,4 @@ BEGIN
 END $$;
 
 -- Least privilege: ingest (the API) and the worker (the CLI, grants) may call it.
-CALL allow_execute('sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)', 'sluice_ingest', 'sluice_worker');
+CALL sluice_allow_execute('sluice_adjust_balances(text, jsonb, text, text, bytea, boolean, text, jsonb, text, timestamptz, bigint, bigint)', 'sluice_ingest', 'sluice_worker');

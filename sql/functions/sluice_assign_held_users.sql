@@ -32,4 +32,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-CALL allow_execute('sluice_assign_held_users(jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_assign_held_users(jsonb)', 'sluice_worker');

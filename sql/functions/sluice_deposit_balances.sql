@@ -101,4 +101,4 @@ END $$;
 
 -- Least privilege: only the worker (the grants of applied events) calls it straight;
 -- sluice_adjust_balances calls it as its owner.
-CALL allow_execute('sluice_deposit_balances(jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_deposit_balances(jsonb)', 'sluice_worker');

@@ -12,4 +12,4 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Least privilege: the worker (and the owner) call it, from its writes and `worker endpoints resend`.
-CALL allow_execute('sluice_endpoint_takes(endpoints, text, text, text)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_endpoint_takes(endpoints, text, text, text)', 'sluice_worker');

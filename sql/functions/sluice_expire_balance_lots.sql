@@ -39,4 +39,4 @@ BEGIN
     RETURN expired;
 END $$;
 
-CALL allow_execute('sluice_expire_balance_lots(integer)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_expire_balance_lots(integer)', 'sluice_worker');

@@ -91,4 +91,4 @@ BEGIN
         lot_expiry, earlier.position, p_cause_event_id);
 END $$;
 
-CALL allow_execute('sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_reverse_balance_change(text, bigint, bigint, text, text, boolean, text, bigint)', 'sluice_worker');

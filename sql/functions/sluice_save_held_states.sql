@@ -84,4 +84,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-CALL allow_execute('sluice_save_held_states(jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_save_held_states(jsonb)', 'sluice_worker');

@@ -53,4 +53,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-CALL allow_execute('sluice_save_links(jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_save_links(jsonb)', 'sluice_worker');

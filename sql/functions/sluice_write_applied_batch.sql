@@ -158,4 +158,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-CALL allow_execute('sluice_write_applied_batch(jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_write_applied_batch(jsonb)', 'sluice_worker');

@@ -17,4 +17,4 @@ BEGIN
 END $$;
 
 -- Least privilege: only the worker (and the owner) may call it.
-CALL allow_execute('sluice_write_batch(jsonb, jsonb)', 'sluice_worker');
+CALL sluice_allow_execute('sluice_write_batch(jsonb, jsonb)', 'sluice_worker');

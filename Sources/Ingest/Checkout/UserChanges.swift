@@ -8,7 +8,7 @@ import Synchronization
 
 /// Wakes requests waiting on a user's checkout (`GET /v1/iap/transactions/{id}?wait=`) as soon
 /// as the worker commits a change of that user: it LISTENs on `sluice_user_changed`, which
-/// the triggers of sql/functions/notify_user_changed.sql notify with the user id of each transaction and entitlement written.
+/// the triggers of sql/functions/sluice_notify_user_changed.sql notify with the user id of each transaction and entitlement written.
 ///
 /// Without LISTEN (a transaction-mode pooler, a lost connection) waiters still look every
 /// ``pollInterval``; a (re)connected listener wakes every waiter once, for what it may have missed.

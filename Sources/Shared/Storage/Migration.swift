@@ -53,15 +53,21 @@ public struct Migration: Sendable, Equatable {
     /// The folder of function files inside a migrations folder.
     public static let functionsFolder = "functions"
 
-    /// Reads every `<name>.sql` of the `functions/` folder inside `directory`, in name order: each
-    /// function's current body with its grants (`CREATE OR REPLACE`), applied by the ``Migrator``
-    /// after the pending migrations, every time. A folder without one reads as none.
+    /// The function file every other one calls (`CALL sluice_allow_execute(…)`, who may call the
+    /// function it defines): applied first.
+    public static let appliedFirst = "sluice_allow_execute"
+
+    /// Reads every `<name>.sql` of the `functions/` folder inside `directory`: ``appliedFirst``,
+    /// then the others in name order; each function's current body with its grants (`CREATE OR
+    /// REPLACE`), applied by the ``Migrator`` after the pending migrations, every time. A folder
+    /// without one reads as none.
     ///
     /// - Throws: ``ConfigurationError`` when a function file cannot be read.
     public static func loadFunctions(from directory: URL) throws -> [Migration] {
         let folder = directory.appendingPathComponent(functionsFolder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
-        return try names.filter { $0.hasSuffix(".sql") }.sorted().map { name in
+        let first = appliedFirst + ".sql"
+        return try names.filter { $0.hasSuffix(".sql") }.sorted { ($0 == first) != ($1 == first) ? $0 == first : $0 < $1 }.map { name in
             do {
                 return Migration(
                     version: "\(functionsFolder)/\(name.dropLast(4))",

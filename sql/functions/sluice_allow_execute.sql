@@ -4,9 +4,10 @@
 -- database set up without deploy/roles.sql has none of them). Each function's file calls it
 -- after the function's body; DatabaseRolesTests performs the calls each role may not make.
 --
--- Named to sort first: the function files are applied in name order (Migrator), and the others
--- call it (MigratorTests checks the order).
-CREATE OR REPLACE PROCEDURE allow_execute(p_function regprocedure, VARIADIC p_roles text[]) LANGUAGE plpgsql AS $$
+-- Applied before the other function files, which call it (Migration.appliedFirst; MigratorTests
+-- checks the order). Named sluice_ like every function Sluice makes (it shares a schema with the
+-- app's own); sql/0048 dropped the unprefixed name of earlier releases.
+CREATE OR REPLACE PROCEDURE sluice_allow_execute(p_function regprocedure, VARIADIC p_roles text[]) LANGUAGE plpgsql AS $$
 DECLARE
     role text;
 BEGIN
@@ -17,4 +18,4 @@ BEGIN
         END IF;
     END LOOP;
 END $$;
-REVOKE ALL ON PROCEDURE allow_execute(regprocedure, text[]) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE sluice_allow_execute(regprocedure, text[]) FROM PUBLIC;
