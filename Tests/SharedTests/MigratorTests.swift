@@ -150,7 +150,8 @@ struct MigratorTests {
     /// A database an earlier release migrated holds three functions without the `sluice_` prefix
     /// (`allow_execute`, and the trigger functions `notify_user_changed` and
     /// `queue_balance_announcements`). Migrating it drops them, and the same triggers call the
-    /// prefixed ones: a ledger row is still queued for its announcement, once.
+    /// prefixed ones: a ledger row is still queued for its announcement, once. A trigger of the
+    /// app's own on one of those names keeps it (CASCADE would have dropped the app's trigger).
     @Test func anEarlierReleasesUnprefixedFunctionsAreReplaced() async throws {
         try await TestDatabase.with(migrate: false) { db async throws in
             let migrator = Migrator(client: db.client, logger: Self.logger)
@@ -178,7 +179,15 @@ struct MigratorTests {
                     """),
             ]
             try await migrator.migrate(earlier, functions: release)
+            // And one of the app's own, on its own table, using the same generic name: it stays.
+            try await db.client.query("CREATE TABLE app_audit (id int)", logger: Self.logger)
+            try await db.client.query(
+                "CREATE TRIGGER app_audit_changed AFTER INSERT ON app_audit FOR EACH ROW EXECUTE FUNCTION notify_user_changed()",
+                logger: Self.logger)
             #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory) == ["0048_sluice_prefixed_functions"])
+            #expect(try await db.strings("SELECT tgname::text FROM pg_trigger WHERE tgrelid = 'app_audit'::regclass") == ["app_audit_changed"])
+            try await db.client.query("DROP TABLE app_audit", logger: Self.logger)
+            try await db.client.query("DROP FUNCTION notify_user_changed()", logger: Self.logger)
             #expect(try await db.strings("""
                 SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                 WHERE n.nspname = 'public' AND p.proname NOT LIKE 'sluice\\_%' ORDER BY 1
