@@ -157,7 +157,7 @@ struct MigratorTests {
             let migrator = Migrator(client: db.client, logger: Self.logger)
             let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
             let earlier = migrations.filter { $0.version < "0048" }
-            #expect(earlier.count == migrations.count - 1, "0048 drops the unprefixed names")
+            #expect(migrations.contains { $0.version == "0048_sluice_prefixed_functions" }, "0048 drops the unprefixed names")
             // The earlier release's three, as its sql/functions/ made them.
             let release = [
                 Migration(version: "functions/allow_execute", sql: """
@@ -184,7 +184,7 @@ struct MigratorTests {
             try await db.client.query(
                 "CREATE TRIGGER app_audit_changed AFTER INSERT ON app_audit FOR EACH ROW EXECUTE FUNCTION notify_user_changed()",
                 logger: Self.logger)
-            #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory) == ["0048_sluice_prefixed_functions"])
+            #expect(try await migrator.migrate(directory: TestDatabase.migrationsDirectory).first == "0048_sluice_prefixed_functions")
             #expect(try await db.strings("SELECT tgname::text FROM pg_trigger WHERE tgrelid = 'app_audit'::regclass") == ["app_audit_changed"])
             try await db.client.query("DROP TABLE app_audit", logger: Self.logger)
             try await db.client.query("DROP FUNCTION notify_user_changed()", logger: Self.logger)

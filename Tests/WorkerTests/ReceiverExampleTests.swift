@@ -124,15 +124,13 @@ struct ReceiverExampleTests {
             // The clock's lease is held here until the resend is done, so that the expiry follows
             // the grant it ends whatever the machine's load: a 3 s expiry announced before the
             // resend brought the grant (a loaded run took 22 s) is sent first, and rightly so.
-            func clock(heldByTheTest: Bool) async throws {
-                try await db.client.query(
-                    """
-                    INSERT INTO maintenance_leases (task, leased_by, leased_until)
-                    VALUES ('clock-expiry', 'test', now() + make_interval(secs => \(heldByTheTest ? 3_600 : 0)))
-                    ON CONFLICT (task) DO UPDATE SET leased_by = EXCLUDED.leased_by, leased_until = EXCLUDED.leased_until
-                    """, logger: TestDatabase.logger)
-            }
-            try await clock(heldByTheTest: true)
+            // Taken from the running worker (which MaintenanceLease never does), given back by it.
+            let clock = MaintenanceLease(client: db.client, task: "clock-expiry", owner: "test", logger: TestDatabase.logger)
+            try await db.client.query(
+                """
+                INSERT INTO maintenance_leases (task, leased_by, leased_until) VALUES (\(clock.task), \(clock.owner), now() + interval '1 hour')
+                ON CONFLICT (task) DO UPDATE SET leased_by = EXCLUDED.leased_by, leased_until = EXCLUDED.leased_until
+                """, logger: TestDatabase.logger)
             let before = receiver.handled().count
             let short = SampleAppleTransaction(
                 transactionId: "72001", bundleId: TestCredentials.bundleID, expiresDate: Date().addingTimeInterval(3),
@@ -144,7 +142,7 @@ struct ReceiverExampleTests {
             #expect(try await OperatorCommandTests.worker(db, ["endpoints", "enable", id]).status == 0)
             #expect(try await OperatorCommandTests.worker(db, ["endpoints", "resend", id, "--since", "1m"]).status == 0)
             #expect(receiver.handled().count < before + 3, "the clock has not ended it yet")
-            try await clock(heldByTheTest: false)
+            try await clock.release()
             let all = try await waitFor(before + 3)
             #expect(all.suffix(3).filter { $0.hasPrefix("entitlement.") } == ["entitlement.granted", "entitlement.expired"], "\(all)")
             #expect(all.suffix(3).contains("transaction.succeeded"), "\(all)")
