@@ -12,9 +12,18 @@ enum JSONValue: Sendable, Equatable {
     case object([String: JSONValue])
 
     /// The value at a dotted path such as `items.data.0.price.product`; `.null` when absent.
+    /// Empty components are skipped (`a..b` is `a.b`).
+    ///
+    /// Walks the path in place: splitting it into an array first was ~3 % of the worker's CPU in
+    /// a mixed drain, Stripe's handlers reading a few dozen paths an event (Benchmarks/HISTORY.md).
     subscript(path: String) -> JSONValue {
         var value = self
-        for component in path.split(separator: ".") {
+        var rest = path[...]
+        while !rest.isEmpty {
+            let end = rest.utf8.firstIndex(of: UInt8(ascii: ".")) ?? rest.endIndex
+            let component = rest[..<end]
+            rest = end == rest.endIndex ? rest[end...] : rest[rest.utf8.index(after: end)...]
+            if component.isEmpty { continue }
             switch value {
             case .object(let object): value = object[String(component)] ?? .null
             case .array(let array):
