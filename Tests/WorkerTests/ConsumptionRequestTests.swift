@@ -4,6 +4,7 @@ import DevSupport
 import Foundation
 import PostgresNIO
 import Shared
+import Synchronization
 import Testing
 import TestSupport
 
@@ -13,9 +14,12 @@ import TestSupport
 /// App Store Server API stand-in, which checks the body against Apple's documented fields.
 @Suite(.timeLimit(.minutes(3)))
 struct ConsumptionRequestTests {
-    static func responder(_ system: SystemHarness, _ standIn: AppStoreServerAPIStandIn, policy: ConsumptionAnswer.Policy) -> ConsumptionResponder {
+    static func responder(
+        _ system: SystemHarness, _ standIn: AppStoreServerAPIStandIn, policy: ConsumptionAnswer.Policy,
+        onError: @escaping @Sendable (Int) -> Void = { _ in }
+    ) -> ConsumptionResponder {
         let api = AppStoreServerAPI(
-            call: ProviderCall(http: .shared, provider: "App Store Server", maximumAttempts: 1),
+            call: ProviderCall(http: .shared, provider: "App Store Server", maximumAttempts: 1, onError: onError),
             token: AppleAPIToken(keyID: AppStoreServerAPIStandIn.keyID, issuerID: AppStoreServerAPIStandIn.issuerID, key: standIn.key),
             baseURLs: [.production: standIn.baseURL, .sandbox: standIn.baseURL + "/sandbox"])
         return ConsumptionResponder(
@@ -229,6 +233,65 @@ struct ConsumptionRequestTests {
                     """) == 1)
                 #expect(try await system.db.scalar(
                     "SELECT count(*) FROM consumption_requests WHERE transaction_id = '4203' AND last_error = 'Apple''s 12 hours to answer passed'") == 1)
+            }
+        }
+    }
+
+    /// The worker stopping in the middle of a pass, an answer on its way to an Apple that is slow
+    /// to take it: the pass ends at once, sends nothing more, and spends nothing — no try counted,
+    /// no request put back, no provider error counted — so the next worker answers all three as
+    /// if this pass had not begun.
+    @Test func aPassCutShortByAStopSpendsNothing() async throws {
+        try await AppStoreServerAPIStandIn.with(bundleIDs: [TestCredentials.bundleID]) { standIn in
+            try await SystemHarness.run { system in
+                let ids = ["4501", "4502", "4503"]
+                for id in ids {
+                    var tx = SampleAppleTransaction(transactionId: id, bundleId: TestCredentials.bundleID, productId: "gems", type: "Consumable")
+                    tx.environment = "Sandbox"
+                    try await system.sync(tx, userID: "user_stops")
+                    try await system.notify("CONSUMPTION_REQUEST", transaction: tx)
+                }
+                try await system.drain()
+                standIn.misbehave { _, _ in .delay(.seconds(10)) }
+                let errors = Mutex(0)
+                let responder = Self.responder(system, standIn, policy: .none, onError: { _ in errors.withLock { $0 += 1 } })
+                func sent() -> [String] { standIn.requests.map(\.path).filter { $0.contains("/consumption/") } }
+
+                let started = ContinuousClock.now
+                let outcome = await withTaskGroup(of: Result<Int?, any Error>?.self) { group in
+                    group.addTask {
+                        do { return .success(try await responder.runOnce()) } catch { return .failure(error) }
+                    }
+                    group.addTask {
+                        // Until the first answer is at Apple, then the worker stops.
+                        while sent().isEmpty, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+                        return nil
+                    }
+                    var outcome: Result<Int?, any Error>?
+                    while let next = await group.next() {
+                        if let next { outcome = next } else { group.cancelAll() }
+                    }
+                    return outcome
+                }
+                #expect(started.duration(to: .now) < .seconds(8), "ended with the stop, not with Apple's answer")
+                // A pass runs under withTimeout: given up on, its work ends in the process's
+                // OverrunHost. What that work leaves behind is looked at once it has ended.
+                let host = try #require(OverrunHost.current)
+                let deadline = ContinuousClock.now + .seconds(8)
+                while !host.runningWork.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(host.runningWork.isEmpty, "the cancelled pass ended: \(host.runningWork)")
+                guard case .failure(let error)? = outcome else { Issue.record("the pass ended as \(String(describing: outcome))"); return }
+                #expect(error is CancellationError, "\(error)")
+                #expect(sent().count == 1, "nothing sent after the stop: \(sent())")
+                #expect(errors.withLock { $0 } == 0, "a stop is not a provider error")
+                let rows = try await Self.rows(system)
+                #expect(rows.map(\.state) == ["pending", "pending", "pending"] && rows.allSatisfy { $0.attempts == 0 }, "\(rows)")
+                #expect(try await system.db.scalar(
+                    "SELECT count(*) FROM consumption_requests WHERE next_attempt_at <= now() AND last_error IS NULL") == 3, "all still due")
+
+                // The next worker answers all three.
+                standIn.misbehave { _, _ in nil }
+                #expect(try await Self.responder(system, standIn, policy: .none).runOnce() == 3)
             }
         }
     }

@@ -27,7 +27,8 @@ public struct ProviderAPIError: Error, CustomStringConvertible {
 /// One call to a provider API, retried as the providers ask: `429` after its `Retry-After`
 /// (seconds, an HTTP date, or Apple's UNIX time in milliseconds) or with backoff, `5xx` and
 /// connection errors with backoff, at most ``maximumAttempts`` times. Other answers are returned
-/// to the caller as they are.
+/// to the caller as they are. A call whose task is cancelled (the worker stopping) throws
+/// `CancellationError`: it is neither counted as an error nor tried again.
 public struct ProviderCall: Sendable {
     public var http: HTTPClient
     public var provider: String
@@ -79,6 +80,8 @@ public struct ProviderCall: Sendable {
             } catch let error as ProviderAPIError {
                 throw error
             } catch {
+                // Cut short by a worker stopping: no answer to count, nothing to try again.
+                if Task.isCancelled { throw CancellationError() }
                 onError(0)
                 guard attempt < maximumAttempts else {
                     throw ProviderAPIError(provider: provider, status: nil, message: "no answer after \(attempt) attempts: \(error)")

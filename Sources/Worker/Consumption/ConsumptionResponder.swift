@@ -93,7 +93,7 @@ struct ConsumptionResponder: Service, CustomStringConvertible {
         do {
             (status, error) = try await api.sendConsumptionInformation(
                 transactionID: request.transactionID, body: body, bundleID: request.bundleID, environment: request.environment, logger: logger)
-        } catch {
+        } catch let error where ProviderCallRetry.counts(error) {
             try await retry(request, body: bodyText, error: ErrorText.describe(error))
             return false
         }

@@ -87,7 +87,7 @@ struct PlayAcknowledger: Service, CustomStringConvertible {
                 logger.info("Google Play acknowledgement given up", metadata: ["product_id": "\(due.productID)", "reason": "\(why)"])
                 return false
             }
-        } catch {
+        } catch let error where ProviderCallRetry.counts(error) {
             return try await retry(due, error: error)
         }
         try await client.query(
