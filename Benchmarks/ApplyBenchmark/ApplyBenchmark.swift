@@ -76,7 +76,8 @@ struct ApplyBenchmark: AsyncParsableCommand {
     /// rate against a baseline's, and each run against the baseline run just before it (the
     /// machine's noise between neighbouring runs is as large as the difference asked about). The
     /// baselines are `off` (no catalog) and `catalog` (the same products, granting nothing): grants
-    /// alone are `on` against `catalog`.
+    /// alone are `on` against `catalog`. The pairs' ratios are also given as their mean with a 95 %
+    /// confidence interval (``PairedRatios``): whether a target is met is read against it.
     static func balancesSummary(_ rates: [(Balances, Double)]) -> [String] {
         func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
         let comparisons: [(Balances, Balances)] = [(.catalog, .off), (.on, .off), (.expiring, .off), (.on, .catalog), (.expiring, .catalog)]
@@ -84,14 +85,15 @@ struct ApplyBenchmark: AsyncParsableCommand {
             let runs = rates.filter { $0.0 == mode }.map(\.1)
             let base = rates.filter { $0.0 == baseline }.map(\.1)
             guard !runs.isEmpty, !base.isEmpty else { return nil }
-            var pairs: [String] = []
+            var pairs: [Double] = []
             for (index, rate) in rates.enumerated() where rate.0 == mode {
-                if let before = rates[..<index].last(where: { $0.0 == baseline }) { pairs.append(String(format: "%.3f", rate.1 / before.1)) }
+                if let before = rates[..<index].last(where: { $0.0 == baseline }) { pairs.append(rate.1 / before.1) }
             }
+            let paired = pairs.isEmpty ? "" : "; pairs " + PairedRatios(pairs).summary
             return String(
-                format: "SUMMARY balances %@/%@: mean %.0f / %.0f events/s = %.3f; each against the %@ run before it: %@",
+                format: "SUMMARY balances %@/%@: mean %.0f / %.0f events/s = %.3f; each against the %@ run before it: %@%@",
                 mode.rawValue, baseline.rawValue, mean(runs), mean(base), mean(runs) / mean(base), baseline.rawValue,
-                pairs.joined(separator: " "))
+                pairs.map { String(format: "%.3f", $0) }.joined(separator: " "), paired)
         }
     }
 
