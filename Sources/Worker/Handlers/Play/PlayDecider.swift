@@ -114,12 +114,7 @@ struct PlayDecider {
 
         var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
         if let orderID = purchase.orderInForce {
-            var transaction = state.transaction ?? TransactionState(
-                source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
-            transaction.entitlementKey = key
-            transaction.userID = entitlement.userID
-            transaction.productID = productID
-            transaction.productType = .autoRenewable
+            var transaction = orderRow(orderID, of: entitlement, state, event)
             let price = item?.autoRenewingPlan?.recurringPrice
             // A free trial's order charged nothing (and a trial's currency grants apply to it); an
             // introductory price's or a plan change's prorated order charged an amount Google does
@@ -181,12 +176,7 @@ struct PlayDecider {
         entitlement.lastEventTime = event.time
         var decision = Decision(outcome: .applied, entityKey: key, entitlements: [entitlement])
         if let orderID = purchase.orderId {
-            var transaction = state.transaction ?? TransactionState(
-                source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
-            transaction.entitlementKey = key
-            transaction.userID = entitlement.userID
-            transaction.productID = productID
-            transaction.productType = .nonConsumable
+            var transaction = orderRow(orderID, of: entitlement, state, event)
             // Several of a product bought at once (multi-quantity in Play Console).
             transaction.quantity = purchase.quantity.flatMap { $0 > 1 ? $0 : nil } ?? transaction.quantity
             // Some of them refunded (a quantity-based partial refund): never fewer than a state
@@ -282,6 +272,18 @@ struct PlayDecider {
     }
 
     static func date(_ rfc3339: String?) -> Date? { PlaySubscriptionPurchase.time(rfc3339) }
+
+    /// The ledger row of the order a purchase's state names (the one stored, or a new one that
+    /// succeeded), for the entitlement it pays for: its key, user, product and type.
+    private static func orderRow(_ orderID: String, of entitlement: EntitlementState, _ state: State, _ event: Event) -> TransactionState {
+        var transaction = state.transaction ?? TransactionState(
+            source: .playStore, providerTransactionID: orderID, environment: event.environment, status: .succeeded)
+        transaction.entitlementKey = entitlement.entityKey
+        transaction.userID = entitlement.userID
+        transaction.productID = entitlement.productID
+        transaction.productType = entitlement.productType
+        return transaction
+    }
 
     /// An order whose state carries no price (a one-time purchase, an introductory or prorated
     /// subscription order) is the amount its `Order` says the buyer paid, tax included, once
