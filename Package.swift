@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DevToolTests",
-            dependencies: ["DevTool", "DevSupport"],
+            dependencies: ["DevTool", "DevSupport", product("NIOCore")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -76,9 +76,15 @@ cluster_start() {
     export LEASE_SECONDS=${LEASE_SECONDS:-10} RETRY_BASE_SECONDS=${RETRY_BASE_SECONDS:-0.5}
     export RETRY_MAX_SECONDS=${RETRY_MAX_SECONDS:-5} WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-16}
 
-    # An endpoint for entitlement.granted events on the sink, added as an operator would, before
-    # the workers start; the driver verifies each event with its secret.
-    "$bin/worker" endpoints add "http://127.0.0.1:$SINK_PORT/hooks/events" --allow-private --events entitlement.granted \
+    # The catalog grants 100 credits for each product the driver's purchases name (Stripe's
+    # one-time pro.lifetime, Apple's and Google Play's subscriptions): the driver checks that each
+    # buyer holds exactly 100 and was sent one balance.changed, whatever was killed or sent twice.
+    "$bin/worker" products add pro.lifetime --type non_consumable --currency-grants credits=100 >/dev/null
+    "$bin/worker" products add pro.monthly --type auto_renewable --currency-grants credits=100 >/dev/null
+    "$bin/worker" products add pro.play --type auto_renewable --currency-grants credits=100 >/dev/null
+    # An endpoint for entitlement.granted and balance.changed events on the sink, added as an
+    # operator would, before the workers start; the driver verifies each event with its secret.
+    "$bin/worker" endpoints add "http://127.0.0.1:$SINK_PORT/hooks/events" --allow-private --events entitlement.granted,balance.changed \
         --description e2e-sink --json >"$WORK/endpoint.json"
     EVENTS_SECRET=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["secret"])' "$WORK/endpoint.json")
 
@@ -224,7 +230,7 @@ drive() {
         set -o pipefail
         timeout --signal=KILL 600 "$bin/sluice-dev" e2e --url "http://127.0.0.1:$LB_PORT" --sink-port "$SINK_PORT" \
             --secret "$STRIPE_SECRET" --api-key "$API_KEY" --pki "$WORK/pki" --started-file "$WORK/started" \
-            --events-secret "$EVENTS_SECRET" --google-port "$GOOGLE_PORT" --play-key-file "$WORK/play-key.json" \
+            --events-secret "$EVENTS_SECRET" --grant credits=100 --google-port "$GOOGLE_PORT" --play-key-file "$WORK/play-key.json" \
             --google-audience "$GOOGLE_PUSH_AUDIENCE" --google-push-account "$GOOGLE_PUSH_SERVICE_ACCOUNT" "$@" \
             | tee "$WORK/driver.out"
     ) &

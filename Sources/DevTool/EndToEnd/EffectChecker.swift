@@ -5,7 +5,8 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 
-/// Reads an event's effect back through the read API: its user's transactions and entitlements.
+/// Reads an event's effect back through the read API: its user's transactions, entitlements and,
+/// when the catalog grants currency, balances.
 struct EffectChecker: Sendable {
     enum Effect: Sendable, Equatable {
         /// No transaction yet.
@@ -14,13 +15,16 @@ struct EffectChecker: Sendable {
         case applied
         /// More than one transaction for an event that should make one.
         case duplicated(transactions: Int)
-        /// One transaction but no active entitlement: applied wrongly.
+        /// One transaction but no active entitlement, or a balance other than one grant: applied wrongly.
         case inconsistent(String)
     }
 
     let client: HTTPClient
     let baseURL: String
     let apiKey: String
+    /// What the catalog grants each purchase of the run (`credits=100`): its buyer must hold exactly
+    /// that, granted once in the transaction that applied the purchase. `nil`: balances unchecked.
+    var grant: (currency: String, amount: Int64)?
 
     func effect(of event: PlannedEvent) async throws -> Effect {
         struct History: Decodable { let transactions: [Transaction] }
@@ -38,6 +42,13 @@ struct EffectChecker: Sendable {
         let entitlements: Entitlements = try await get("/v1/iap/entitlements?user_id=\(user)")
         guard entitlements.entitlements.contains(where: { $0.product_id == event.productID && $0.is_active }) else {
             return .inconsistent("no active \(event.productID) entitlement for \(event.user)")
+        }
+        if let grant {
+            struct Balances: Decodable { let balances: [String: Int64] }
+            let held = (try await get("/v1/iap/users/\(user)/balances") as Balances).balances[grant.currency] ?? 0
+            guard held == grant.amount else {
+                return .inconsistent("\(event.user) holds \(held) \(grant.currency) where the purchase grants \(grant.amount)")
+            }
         }
         return .applied
     }

@@ -17,9 +17,11 @@ struct EndToEndCommand: AsyncParsableCommand {
     @Option(help: "Base URL of ingest (or of the load balancer in front of it).") var url = "http://127.0.0.1:8080"
     @Option(help: "Port of the downstream sink on 127.0.0.1 (FORWARD_TARGETS points at it).") var sinkPort: Int
     @Option(help: "Path of the downstream sink.") var sinkPath = "/hooks/apple"
-    @Option(help: "Path on the sink of the endpoint that receives entitlement.granted events.") var eventsPath = "/hooks/events"
+    @Option(help: "Path on the sink of the endpoint that receives entitlement.granted (and balance.changed) events.") var eventsPath = "/hooks/events"
     @Option(help: "That endpoint's whsec_ secret; given, every event's signature is verified and each user must be granted once.")
     var eventsSecret: String?
+    @Option(help: "What the catalog grants each purchase of the run, as currency=amount (credits=100): each buyer must hold exactly that and, with --events-secret, be sent one balance.changed.")
+    var grant: String?
     @Option(help: "Also send each event, at the same moment, to this base URL (repeat for several replicas).")
     var copyTo: [String] = []
     @Option(help: "Concurrent senders.") var senders = 8
@@ -48,6 +50,14 @@ struct EndToEndCommand: AsyncParsableCommand {
         guard rate > 0 else { throw ValidationError("--rate must be above 0") }
         guard senders > 0 else { throw ValidationError("--senders must be at least 1") }
         guard (googlePort == nil) == (playKeyFile == nil) else { throw ValidationError("--google-port and --play-key-file go together") }
+        if let grant, Self.grant(grant) == nil { throw ValidationError("--grant is currency=amount, such as credits=100") }
+    }
+
+    /// `credits=100` as a currency and a positive amount.
+    static func grant(_ text: String) -> (currency: String, amount: Int64)? {
+        let parts = text.split(separator: "=", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, let amount = Int64(parts[1]), amount > 0 else { return nil }
+        return (String(parts[0]), amount)
     }
 
     func run() async throws {
@@ -104,14 +114,16 @@ struct EndToEndCommand: AsyncParsableCommand {
             let streamDuration = streamStart.duration(to: .now)
             say("stream ended: \(sent.count) events; checking their effects")
             let settlement = await Settlement(
-                checker: EffectChecker(client: client, baseURL: url, apiKey: apiKey), forwards: forwards, seconds: settleSeconds
+                checker: EffectChecker(client: client, baseURL: url, apiKey: apiKey, grant: grant.flatMap(Self.grant)), forwards: forwards,
+                seconds: settleSeconds
             ).run(sent.filter { $0.outcome == .acknowledged && !$0.event.poison }.map(\.event))
             let acknowledgements = await PlayAcknowledgementCheck(api: google?.api, seconds: min(settleSeconds, 90))
                 .run(sent.filter { $0.outcome == .acknowledged }.compactMap(\.event.playToken))
             try await client.shutdown()
             return EndToEndReport(
                 sent: sent, settlement: settlement, acknowledgements: acknowledgements, forwards: forwards.received, unreadableForwards: forwards.unreadableCount,
-                rejectedEvents: forwards.rejectedEventCount, checksEvents: eventsSecret != nil, pacedSeconds: seconds,
+                rejectedEvents: forwards.rejectedEventCount, checksEvents: eventsSecret != nil, checksGrants: grant != nil && eventsSecret != nil,
+                pacedSeconds: seconds,
                 streamSeconds: Double(streamDuration.components.seconds) + Double(streamDuration.components.attoseconds) / 1e18)
         } catch {
             try? await client.shutdown()

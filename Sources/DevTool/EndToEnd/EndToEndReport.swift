@@ -13,6 +13,8 @@ struct EndToEndReport {
     var rejectedEvents = 0
     /// Whether entitlement events were checked (an endpoint secret was given).
     var checksEvents = false
+    /// Whether each purchase's currency grant and its `balance.changed` were checked (`--grant`).
+    var checksGrants = false
     let pacedSeconds: Double
     /// How long the stream took, until its last event was acknowledged or given up.
     let streamSeconds: Double
@@ -26,6 +28,7 @@ struct EndToEndReport {
         rejected.isEmpty && gaveUp.isEmpty && settlement.notApplied.isEmpty && settlement.duplicated.isEmpty
             && settlement.inconsistent.isEmpty && settlement.notForwarded.isEmpty && unreadableForwards == 0
             && settlement.notAnnounced.isEmpty && settlement.announcedTwice.isEmpty && rejectedEvents == 0
+            && settlement.balanceNotAnnounced.isEmpty && settlement.balanceAnnouncedTwice.isEmpty
             && acknowledgements.notAcknowledged.isEmpty
     }
 
@@ -38,6 +41,8 @@ struct EndToEndReport {
             "lost=\(settlement.notApplied.count + settlement.notForwarded.count)", "double_applied=\(settlement.duplicated.count)",
             "announced=\(checksEvents ? "\(acknowledged.count - settlement.notAnnounced.count)/\(acknowledged.count)" : "unchecked")",
             "announced_twice=\(settlement.announcedTwice.count)",
+            "grants_announced=\(checksGrants ? "\(acknowledged.count - settlement.balanceNotAnnounced.count)/\(acknowledged.count)" : "unchecked")",
+            "grants_announced_twice=\(settlement.balanceAnnouncedTwice.count)",
             "play_acknowledged=\(acknowledgements.tokens - acknowledgements.notAcknowledged.count)/\(acknowledgements.tokens)",
             "rejected=\(rejected.count)", "unacknowledged=\(gaveUp.count)", "poison=\(poison.count)",
             "result=\(passed ? "PASS" : "FAIL")",
@@ -61,6 +66,9 @@ struct EndToEndReport {
             "forwarded       \(appleAcknowledged.count - settlement.notForwarded.count) of \(appleAcknowledged.count) Apple notifications (\(forwardedMoreThanOnce) more than once, allowed: at least once)",
             "announced       " + (checksEvents
                 ? "\(acknowledged.count - settlement.notAnnounced.count) of \(acknowledged.count) purchases as entitlement.granted (\(settlement.announcedTwice.count) by more than one event; \(rejectedEvents) events refused: bad signature)"
+                : "not checked"),
+            "grants          " + (checksGrants
+                ? "\(acknowledged.count - settlement.balanceNotAnnounced.count) of \(acknowledged.count) purchases' grants announced as balance.changed (\(settlement.balanceAnnouncedTwice.count) by more than one event); each buyer's balance checked through the read API"
                 : "not checked"),
             "acknowledged by Google \(acknowledgements.tokens - acknowledgements.notAcknowledged.count) of \(acknowledgements.tokens) Play purchases (\(acknowledgements.refused) requests refused: acknowledged already)",
             "lost            \(settlement.notApplied.count + settlement.notForwarded.count)",
@@ -86,6 +94,8 @@ struct EndToEndReport {
         examples("NOT ANNOUNCED", settlement.notAnnounced)
         examples("NOT ACKNOWLEDGED TO GOOGLE", acknowledgements.notAcknowledged)
         examples("ANNOUNCED TWICE", settlement.announcedTwice.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) events" })
+        examples("GRANT NOT ANNOUNCED", settlement.balanceNotAnnounced)
+        examples("GRANT ANNOUNCED TWICE", settlement.balanceAnnouncedTwice.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) events" })
         if unreadableForwards > 0 { lines.append("UNREADABLE FORWARDS \(unreadableForwards)") }
         lines.append(passed ? "PASS" : "FAIL")
         return lines.joined(separator: "\n")

@@ -11,13 +11,14 @@ import NIOFoundationCompat
 
 /// The downstream server Sluice forwards Apple notifications to: answers `200` and counts each
 /// notification by its `notificationUUID`, read from the forwarded `signedPayload`. It is also
-/// the endpoint of `entitlement.granted` events: it verifies each one's signature and keeps, per
-/// user, the distinct event ids it received (one state change must be announced once, however
-/// often its delivery is repeated).
+/// the endpoint of `entitlement.granted` and `balance.changed` events: it verifies each one's
+/// signature and keeps, per user, the distinct event ids of each type it received (one state
+/// change, one ledger row, must be announced once, however often its delivery is repeated).
 final class ForwardCounter: Sendable {
     private let counts = Mutex<[String: Int]>([:])
     private let unreadable = Atomic<Int>(0)
     private let grants = Mutex<[String: Set<String>]>([:])
+    private let balanceChanges = Mutex<[String: Set<String>]>([:])
     private let badSignatures = Atomic<Int>(0)
     /// The endpoint's secret; without one, entitlement events are counted unverified.
     let eventsSecret: String?
@@ -28,6 +29,8 @@ final class ForwardCounter: Sendable {
 
     /// The distinct `entitlement.granted` event ids received for each user.
     var grantsByUser: [String: Set<String>] { grants.withLock { $0 } }
+    /// The distinct `balance.changed` event ids received for each user.
+    var balanceChangesByUser: [String: Set<String>] { balanceChanges.withLock { $0 } }
     /// Entitlement events whose signature did not verify, or that could not be read.
     var rejectedEventCount: Int { badSignatures.load(ordering: .relaxed) }
 
@@ -35,8 +38,9 @@ final class ForwardCounter: Sendable {
     func recordEvent(body: ByteBuffer, id: String?, timestamp: String?, signature: String?) {
         struct Event: Decodable {
             struct Payload: Decodable {
-                struct Entitlement: Decodable { let user_id: String? }
-                let entitlement: Entitlement?
+                struct Owner: Decodable { let user_id: String? }
+                let entitlement: Owner?
+                let balance_transaction: Owner?
             }
             let id: String
             let type: String
@@ -51,8 +55,16 @@ final class ForwardCounter: Sendable {
             badSignatures.add(1, ordering: .relaxed)
             return
         }
-        guard event.type == "entitlement.granted", let user = event.data.entitlement?.user_id else { return }
-        grants.withLock { _ = $0[user, default: []].insert(event.id) }
+        switch event.type {
+        case "entitlement.granted":
+            guard let user = event.data.entitlement?.user_id else { return }
+            grants.withLock { _ = $0[user, default: []].insert(event.id) }
+        case "balance.changed":
+            guard let user = event.data.balance_transaction?.user_id else { return }
+            balanceChanges.withLock { _ = $0[user, default: []].insert(event.id) }
+        default:
+            return
+        }
     }
 
     /// How often each notification arrived.
@@ -79,7 +91,7 @@ final class ForwardCounter: Sendable {
         return (try? JSONDecoder().decode(Payload.self, from: Data(json)))?.notificationUUID
     }
 
-    /// Serves `POST {path}` (raw notifications) and `POST {eventsPath}` (entitlement events) on
+    /// Serves `POST {path}` (raw notifications) and `POST {eventsPath}` (outgoing events) on
     /// `127.0.0.1:port` until the task is cancelled.
     func serve(port: Int, path: String, eventsPath: String) async throws {
         let router = Router()

@@ -17,6 +17,10 @@ struct Settlement: Sendable {
         var notAnnounced: [String] = []
         /// Users whose one purchase was announced by more than one event, with the count.
         var announcedTwice: [String: Int] = [:]
+        /// Users whose grant was never announced (`balance.changed`), when grants are checked.
+        var balanceNotAnnounced: [String] = []
+        /// Users whose one grant was announced by more than one `balance.changed`, with the count.
+        var balanceAnnouncedTwice: [String: Int] = [:]
         /// From the end of the stream until everything was applied and forwarded (or the deadline).
         var seconds: Double = 0
     }
@@ -34,10 +38,13 @@ struct Settlement: Sendable {
         var unapplied = acknowledged
         var unforwarded = acknowledged.compactMap(\.notificationUUID)
         var unannounced = forwards.eventsSecret == nil ? [] : acknowledged.map(\.user)
+        let checksBalances = forwards.eventsSecret != nil && checker.grant != nil
+        var balanceUnannounced = checksBalances ? acknowledged.map(\.user) : []
+        var waiting: Bool { !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty && balanceUnannounced.isEmpty) }
         let started = ContinuousClock.now
         let deadline = started + .seconds(seconds)
         var lastReport = ContinuousClock.now
-        while ContinuousClock.now < deadline && !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty) {
+        while ContinuousClock.now < deadline && waiting {
             let (effects, unchecked) = await checkUntilPending(unapplied)
             unapplied = unchecked
             for (event, effect) in effects {
@@ -52,20 +59,30 @@ struct Settlement: Sendable {
             unforwarded.removeAll { received[$0, default: 0] > 0 }
             let grants = forwards.grantsByUser
             unannounced.removeAll { grants[$0] != nil }
+            let balanceChanges = forwards.balanceChangesByUser
+            balanceUnannounced.removeAll { balanceChanges[$0] != nil }
             if lastReport.duration(to: .now) > .seconds(5) {
-                say("  waiting: \(unapplied.count) not applied yet, \(unforwarded.count) not forwarded yet, \(unannounced.count) not announced yet")
+                say("  waiting: \(unapplied.count) not applied yet, \(unforwarded.count) not forwarded yet, \(unannounced.count) not announced yet"
+                    + (checksBalances ? ", \(balanceUnannounced.count) grants not announced yet" : ""))
                 lastReport = .now
             }
-            if !(unapplied.isEmpty && unforwarded.isEmpty && unannounced.isEmpty) { try? await Task.sleep(for: .seconds(1)) }
+            if waiting { try? await Task.sleep(for: .seconds(1)) }
         }
         let elapsed = started.duration(to: .now)
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         result.notApplied = unapplied.map { "\($0.provider.rawValue) event for \($0.user)" }
         result.notForwarded = unforwarded
         result.notAnnounced = unannounced
+        result.balanceNotAnnounced = balanceUnannounced
         if forwards.eventsSecret != nil {
             let grants = forwards.grantsByUser
             for event in acknowledged { if let ids = grants[event.user], ids.count > 1 { result.announcedTwice[event.user] = ids.count } }
+        }
+        if checksBalances {
+            let balanceChanges = forwards.balanceChangesByUser
+            for event in acknowledged {
+                if let ids = balanceChanges[event.user], ids.count > 1 { result.balanceAnnouncedTwice[event.user] = ids.count }
+            }
         }
         // Once more over everything: an event applied again after it was first seen shows here.
         for case (let event, .duplicated(let count)?) in await check(acknowledged) {
