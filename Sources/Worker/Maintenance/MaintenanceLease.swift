@@ -75,7 +75,7 @@ extension MaintenanceLease {
         let limit = Self.passTimeLimit(interval: interval, requested: timeLimit)
         do {
             return try await withTimeout(limit) { () async throws -> Result? in
-                let term = Self.term(interval: interval).components
+                let term = Self.term(interval: interval, requested: timeLimit).components
                 guard try await lease.acquire(for: Double(term.seconds) + Double(term.attoseconds) / 1e18) else { return nil }
                 do {
                     let result = try await pass()
@@ -94,8 +94,16 @@ extension MaintenanceLease {
     }
 
     /// How long the lease is taken or renewed for at each pass: two intervals and a minute, so
-    /// that a missed run does not hand it over.
-    static func term(interval: Duration) -> Duration { interval * 2 + .seconds(60) }
+    /// that a missed run does not hand it over; shorter for a service whose passes are short next
+    /// to that minute (the balance announcer: every second, at most ``BalanceAnnouncer/passTimeLimit``
+    /// a pass), so that a worker killed holding it is replaced sooner. Never shorter than two
+    /// intervals, nor than a whole pass and the wait before the next (`requested + interval`),
+    /// each with ``stopMargin``: a live holder renews it before it runs out.
+    static func term(interval: Duration, requested: Duration? = nil) -> Duration {
+        let standard = interval * 2 + .seconds(60)
+        guard let requested else { return standard }
+        return min(standard, max(interval * 2, requested + interval) + stopMargin)
+    }
 
     /// How far short of the lease's term a pass is stopped: room for the cancelled pass to end
     /// and for the clocks of this process and PostgreSQL to differ.
@@ -105,7 +113,7 @@ extension MaintenanceLease {
     /// lease it was started under runs out. A pass that outlived its lease could run beside the
     /// next holder's: the same answer sent to Apple twice, the same purchase acknowledged twice.
     static func passTimeLimit(interval: Duration, requested: Duration?) -> Duration {
-        let ceiling = term(interval: interval) - stopMargin
+        let ceiling = term(interval: interval, requested: requested) - stopMargin
         return requested.map { min($0, ceiling) } ?? ceiling
     }
 }

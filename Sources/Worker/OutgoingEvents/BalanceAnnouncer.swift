@@ -16,8 +16,11 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     static let interval: Duration = .seconds(1)
     static let batch = 200
     /// How long one pass may take before it is abandoned (it runs on as overrun work) and the
-    /// next is tried: a pass stuck on a database that went away never holds up shutdown.
-    static let passTimeLimit: Duration = .seconds(30)
+    /// next is tried: a pass stuck on a database that went away never holds up shutdown. Short,
+    /// so that the lease is too (21 s, ``MaintenanceLease/term(interval:requested:)``): a worker
+    /// killed holding it leaves the announcements waiting that long at most, not a minute. A pass
+    /// cut short by it has committed its batches of ``batch`` rows; the next goes on from there.
+    static let passTimeLimit: Duration = .seconds(10)
 
     let client: PostgresClient
     let lease: MaintenanceLease
