@@ -61,22 +61,43 @@ struct BalanceAnnouncementTests {
         #expect(BalanceAnnouncer.providerTransactionID(ofKey: "grant:other:a:b:c") == nil)
     }
 
+    /// Two batches and fifty ledger rows of `user` due, and an announcer under the test's lease.
+    static func backlog(_ system: SystemHarness, user: String) async throws -> (BalanceAnnouncer, count: Int) {
+        let count = BalanceAnnouncer.batch * 2 + 50
+        try await system.db.client.query(
+            """
+            SELECT sluice_adjust_balances(\(user), '{"credits": 1}', 'api', 'k' || n, NULL, false, NULL, NULL, NULL)
+            FROM generate_series(1, \(count)) AS n
+            """, logger: TestDatabase.logger)
+        let announcer = BalanceAnnouncer(
+            client: system.db.client,
+            lease: MaintenanceLease(client: system.db.client, task: "balance-announce", owner: "test", logger: TestDatabase.logger),
+            onCreated: {}, logger: TestDatabase.logger)
+        return (announcer, count)
+    }
+
     /// More changes than one transaction announces (``BalanceAnnouncer/batch``): one pass goes on
     /// until every row is announced, so announcements keep up with any rate of changes.
     @Test func onePassAnnouncesMoreThanABatch() async throws {
         try await SystemHarness.run { system in
-            let count = BalanceAnnouncer.batch * 2 + 50
-            try await system.db.client.query(
-                """
-                SELECT sluice_adjust_balances('user_many', '{"credits": 1}', 'api', 'k' || n, NULL, false, NULL, NULL, NULL)
-                FROM generate_series(1, \(count)) AS n
-                """, logger: TestDatabase.logger)
-            let announcer = BalanceAnnouncer(
-                client: system.db.client,
-                lease: MaintenanceLease(client: system.db.client, task: "balance-announce", owner: "test", logger: TestDatabase.logger),
-                onCreated: {}, logger: TestDatabase.logger)
+            let (announcer, count) = try await Self.backlog(system, user: "user_many")
             #expect(try await announcer.runOnce() == count)
             #expect(try await system.db.scalar("SELECT count(*) FROM balance_announcements_due") == 0)
+        }
+    }
+
+    /// A backlog larger than a pass's budget: the pass ends after its batch in the normal way (not
+    /// at its time limit, which is recorded as a failure), and the passes after it take the rest.
+    @Test func aPassPastItsBudgetLeavesTheRestToTheNext() async throws {
+        try await SystemHarness.run { system in
+            let (announcer, _) = try await Self.backlog(system, user: "user_backlog")
+            #expect(try await announcer.runOnce(budget: .zero) == BalanceAnnouncer.batch)
+            #expect(try await system.db.strings(
+                "SELECT COALESCE(last_error, 'none') FROM maintenance_leases WHERE task = 'balance-announce'") == ["none"])
+            #expect(try await announcer.runOnce(budget: .zero) == BalanceAnnouncer.batch)
+            #expect(try await announcer.runOnce(budget: .zero) == 50)
+            #expect(try await system.db.scalar("SELECT count(*) FROM balance_announcements_due") == 0)
+            #expect(BalanceAnnouncer.passBudget < BalanceAnnouncer.passTimeLimit)
         }
     }
 }

@@ -11,7 +11,8 @@ import Shared
 /// events through the one write path (``OutgoingEventWriter``), so a user's events carry increasing `sequence`s in the order the balances changed, whether the
 /// API, an operator or a purchase changed them. Runs in the worker holding the
 /// `balance-announce` lease, every second; a pass goes on, ``batch`` rows a transaction, while it
-/// finds full batches, so the announcements keep up with any rate of changes.
+/// finds full batches, so the announcements keep up with any rate of changes, for up to
+/// ``passBudget``: a backlog larger than that is taken up by the passes after it.
 struct BalanceAnnouncer: Service, CustomStringConvertible {
     static let interval: Duration = .seconds(1)
     static let batch = 200
@@ -21,6 +22,10 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     /// killed holding it leaves the announcements waiting that long at most, not a minute. A pass
     /// cut short by it has committed its batches of ``batch`` rows; the next goes on from there.
     static let passTimeLimit: Duration = .seconds(10)
+    /// How long a pass goes on taking full batches: half its time limit, so that a large backlog
+    /// (after the announcer was stopped a while) ends each pass in the normal way, not by the
+    /// limit, which is recorded and logged as a failure.
+    static let passBudget: Duration = passTimeLimit / 2
 
     let client: PostgresClient
     let lease: MaintenanceLease
@@ -35,17 +40,19 @@ struct BalanceAnnouncer: Service, CustomStringConvertible {
     }
 
     /// One pass, if this worker holds the lease: the rows announced, or `nil` when another holds it.
+    /// It takes batches while they come full, for up to `budget`.
     @discardableResult
-    func runOnce() async throws -> Int? {
+    func runOnce(budget: Duration = passBudget) async throws -> Int? {
         let announcer = self
         return try await lease.ifHeld(interval: Self.interval, timeLimit: Self.passTimeLimit) {
+            let started = ContinuousClock.now
             var announced = 0
             var last: Int
             repeat {
                 try Task.checkCancellation()
                 last = try await announcer.announce()
                 announced += last
-            } while last == Self.batch
+            } while last == Self.batch && started.duration(to: .now) < budget
             return announced
         }
     }
