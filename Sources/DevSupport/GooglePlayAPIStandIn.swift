@@ -27,6 +27,7 @@ public final class GooglePlayAPIStandIn: Sendable {
         var orders: [String: [String: any Sendable]] = [:]
         var ordersForbidden = false
         var ordersHang: Duration = .zero
+        var acknowledgementsHang: Duration = .zero
         var orderRequests = 0
         var acknowledgements: [String: Int] = [:]
         var acknowledgementRequests: [String: Int] = [:]
@@ -78,6 +79,9 @@ public final class GooglePlayAPIStandIn: Sendable {
     public var orderRequests: Int { state.withLock { $0.orderRequests } }
     /// Voided purchases per page (`maxResults` caps it too).
     public func setVoidedPageSize(_ size: Int) { state.withLock { $0.voidedPageSize = size } }
+    /// Acknowledgements are answered only after `delay` (recorded as requested at once): a Google
+    /// slow to answer.
+    public func hangAcknowledgements(for delay: Duration) { state.withLock { $0.acknowledgementsHang = delay } }
     /// The next `count` acknowledgements answer `503`.
     public func failAcknowledgements(_ count: Int) { state.withLock { $0.failAcknowledgements = count } }
     /// How many times each token was acknowledged (taken, not refused).
@@ -130,7 +134,16 @@ public final class GooglePlayAPIStandIn: Sendable {
                 if let refusal = self.refusal(request) { return refusal }
                 let action = context.parameters.get("token") ?? ""
                 guard action.hasSuffix(":acknowledge") else { return Self.notFound() }
-                return self.acknowledge(String(action.dropLast(":acknowledge".count)), subscription: collection == "subscriptions")
+                let token = String(action.dropLast(":acknowledge".count))
+                let hang = self.state.withLock { state in
+                    if state.acknowledgementsHang > .zero { state.acknowledgementRequests[token, default: 0] += 1 }
+                    return state.acknowledgementsHang
+                }
+                if hang > .zero {
+                    try await Task.sleep(for: hang)
+                    return Self.error(503, "backendError", "Backend Error")
+                }
+                return self.acknowledge(token, subscription: collection == "subscriptions")
             }
         }
         router.get("/androidpublisher/v3/applications/:package/orders/:order") { request, context -> Response in

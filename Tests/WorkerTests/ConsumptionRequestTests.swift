@@ -255,33 +255,11 @@ struct ConsumptionRequestTests {
                 standIn.misbehave { _, _ in .delay(.seconds(10)) }
                 let errors = Mutex(0)
                 let responder = Self.responder(system, standIn, policy: .none, onError: { _ in errors.withLock { $0 += 1 } })
-                func sent() -> [String] { standIn.requests.map(\.path).filter { $0.contains("/consumption/") } }
+                @Sendable func sent() -> [String] { standIn.requests.map(\.path).filter { $0.contains("/consumption/") } }
 
-                let started = ContinuousClock.now
-                let outcome = await withTaskGroup(of: Result<Int?, any Error>?.self) { group in
-                    group.addTask {
-                        do { return .success(try await responder.runOnce()) } catch { return .failure(error) }
-                    }
-                    group.addTask {
-                        // Until the first answer is at Apple, then the worker stops.
-                        while sent().isEmpty, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
-                        return nil
-                    }
-                    var outcome: Result<Int?, any Error>?
-                    while let next = await group.next() {
-                        if let next { outcome = next } else { group.cancelAll() }
-                    }
-                    return outcome
-                }
-                #expect(started.duration(to: .now) < .seconds(8), "ended with the stop, not with Apple's answer")
-                // A pass runs under withTimeout: given up on, its work ends in the process's
-                // OverrunHost. What that work leaves behind is looked at once it has ended.
-                let host = try #require(OverrunHost.current)
-                let deadline = ContinuousClock.now + .seconds(8)
-                while !host.runningWork.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(host.runningWork.isEmpty, "the cancelled pass ended: \(host.runningWork)")
-                guard case .failure(let error)? = outcome else { Issue.record("the pass ended as \(String(describing: outcome))"); return }
-                #expect(error is CancellationError, "\(error)")
+                let stopped = try await stopMidPass({ try await responder.runOnce() }, once: { !sent().isEmpty })
+                #expect(stopped.took < .seconds(8), "ended with the stop, not with Apple's answer")
+                if let error = stopped.error { #expect(error is CancellationError, "\(error)") }
                 #expect(sent().count == 1, "nothing sent after the stop: \(sent())")
                 #expect(errors.withLock { $0 } == 0, "a stop is not a provider error")
                 let rows = try await Self.rows(system)

@@ -87,17 +87,22 @@ struct PlayHarness: Sendable {
     }
 
     /// The worker's Play Developer API client.
-    func playAPI() throws -> PlayDeveloperAPI {
+    func playAPI(onError: @escaping @Sendable (Int) -> Void = { _ in }) throws -> PlayDeveloperAPI {
         let settings = try #require(try GooglePlayAPISettings.configured(by: EnvironmentValues(environment)))
-        return settings.api(call: ProviderCall(http: .shared, provider: "Google Play Developer", maximumAttempts: 1), logger: TestDatabase.logger)
+        return settings.api(
+            call: ProviderCall(http: .shared, provider: "Google Play Developer", maximumAttempts: 1, onError: onError), logger: TestDatabase.logger)
+    }
+
+    /// The acknowledger, under the test's lease.
+    func acknowledger(onError: @escaping @Sendable (Int) -> Void = { _ in }) throws -> PlayAcknowledger {
+        PlayAcknowledger(
+            client: harness.db.client, api: try playAPI(onError: onError),
+            lease: MaintenanceLease(client: harness.db.client, task: "play-acknowledge", owner: "test", logger: TestDatabase.logger),
+            interval: .seconds(1), logger: TestDatabase.logger)
     }
 
     /// One pass of the acknowledger.
     func acknowledge() async throws {
-        let acknowledger = PlayAcknowledger(
-            client: harness.db.client, api: try playAPI(),
-            lease: MaintenanceLease(client: harness.db.client, task: "play-acknowledge", owner: "test", logger: TestDatabase.logger),
-            interval: .seconds(1), logger: TestDatabase.logger)
-        _ = try await acknowledger.runOnce()
+        _ = try await acknowledger().runOnce()
     }
 }
