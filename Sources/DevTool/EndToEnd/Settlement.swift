@@ -84,9 +84,14 @@ struct Settlement: Sendable {
                 if let ids = balanceChanges[event.user], ids.count > 1 { result.balanceAnnouncedTwice[event.user] = ids.count }
             }
         }
-        // Once more over everything: an event applied again after it was first seen shows here.
-        for case (let event, .duplicated(let count)?) in await check(acknowledged) {
-            result.duplicated[event.user] = count
+        // Once more over everything: an event applied again after it was first seen shows here, and
+        // so does a grant made again (a buyer holding more than one).
+        for (event, effect) in await check(acknowledged) {
+            switch effect {
+            case .duplicated(let count)?: result.duplicated[event.user] = count
+            case .inconsistent(let why)? where !result.inconsistent.contains(why): result.inconsistent.append(why)
+            default: break
+            }
         }
         return result
     }
