@@ -18,6 +18,7 @@ public final class ServiceProcess: Sendable {
         environment[binary == "ingest" ? "INGEST_PORT" : "METRICS_PORT", default: "\(port)"] = "\(port)"
         environment["INGEST_HOST"] = environment["INGEST_HOST"] ?? "127.0.0.1"
         environment["PATH"] = "/usr/bin:/bin"
+        Self.setLoadedMachineDefaults(&environment)
         self.port = port
         self.logFile = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(binary)-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -44,6 +45,14 @@ public final class ServiceProcess: Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// `DATABASE_TIMEOUT_SECONDS` of 30 unless the test gives its own, as the in-process harnesses
+    /// set (`TestCredentials.ingestEnvironment`, `TestDatabase.serverURL()`): with a hundred suites
+    /// started at once on two cores, a first query on a fresh database was seen to take more than
+    /// the product's 5 s. The tests of the timeout itself give theirs.
+    static func setLoadedMachineDefaults(_ environment: inout [String: String]) {
+        if environment["DATABASE_TIMEOUT_SECONDS"] == nil { environment["DATABASE_TIMEOUT_SECONDS"] = "30" }
+    }
+
     /// What a process that was expected to stop by itself did.
     public struct Exit: Sendable {
         public var status: Int32
@@ -60,6 +69,7 @@ public final class ServiceProcess: Sendable {
     ) async throws -> Exit {
         var environment = environment
         environment["PATH"] = "/usr/bin:/bin"
+        setLoadedMachineDefaults(&environment)
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(binary)-exit-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: logFile) }
