@@ -59,17 +59,24 @@ struct ApplyBenchmark: AsyncParsableCommand {
             for count in processes {
                 for batchSize in batchSizes {
                     for proof in proofs {
-                        var rates: [(Balances, Double)] = []
+                        var drains: [(Balances, Drain)] = []
                         for balance in balances {
-                            rates.append((balance, try await measure(
+                            drains.append((balance, try await measure(
                                 server: server, logger: logger, workload: workload, records: records, processes: count, batchSize: batchSize,
                                 proof: proof, balances: balance)))
                         }
-                        for line in Self.balancesSummary(rates) { print(line) }
+                        for line in Self.balancesSummary(drains) { print(line) }
                     }
                 }
             }
         }
+    }
+
+    /// One drain's figures: its rate, and the CPU it took an event, the worker's and
+    /// PostgreSQL's together (`nil` when the server's is unknown: not on this machine).
+    struct Drain {
+        var rate: Double
+        var cpuPerEvent: Double?
     }
 
     /// With grants measured on and off in one run (`--balances off on off on …`): each mode's mean
@@ -78,31 +85,46 @@ struct ApplyBenchmark: AsyncParsableCommand {
     /// baselines are `off` (no catalog) and `catalog` (the same products, granting nothing): grants
     /// alone are `on` against `catalog`. The pairs' ratios are also given as their mean with a 95 %
     /// confidence interval (``PairedRatios``): whether a target is met is read against it.
-    static func balancesSummary(_ rates: [(Balances, Double)]) -> [String] {
+    ///
+    /// A second line gives the same pairs by CPU: the baseline's CPU an event (worker and
+    /// PostgreSQL) over the mode's, the rate the CPU allows where both are bound by it (two cores
+    /// held by the worker and the server). It moves less than the rate with what else the shared
+    /// machine runs, since time spent waiting for the cores is not counted.
+    static func balancesSummary(_ drains: [(Balances, Drain)]) -> [String] {
         func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
         let comparisons: [(Balances, Balances)] = [(.catalog, .off), (.on, .off), (.expiring, .off), (.on, .catalog), (.expiring, .catalog)]
-        return comparisons.compactMap { mode, baseline in
-            let runs = rates.filter { $0.0 == mode }.map(\.1)
-            let base = rates.filter { $0.0 == baseline }.map(\.1)
-            guard !runs.isEmpty, !base.isEmpty else { return nil }
-            var pairs: [Double] = []
-            for (index, rate) in rates.enumerated() where rate.0 == mode {
-                if let before = rates[..<index].last(where: { $0.0 == baseline }) { pairs.append(rate.1 / before.1) }
+        return comparisons.flatMap { mode, baseline -> [String] in
+            let runs = drains.filter { $0.0 == mode }.map(\.1)
+            let base = drains.filter { $0.0 == baseline }.map(\.1)
+            guard !runs.isEmpty, !base.isEmpty else { return [] }
+            var pairs: [(run: Drain, before: Drain)] = []
+            for (index, drain) in drains.enumerated() where drain.0 == mode {
+                if let before = drains[..<index].last(where: { $0.0 == baseline }) { pairs.append((drain.1, before.1)) }
             }
-            let paired = pairs.isEmpty ? "" : "; pairs " + PairedRatios(pairs).summary
-            return String(
+            let rates = pairs.map { $0.run.rate / $0.before.rate }
+            var lines = [String(
                 format: "SUMMARY balances %@/%@: mean %.0f / %.0f events/s = %.3f; each against the %@ run before it: %@%@",
-                mode.rawValue, baseline.rawValue, mean(runs), mean(base), mean(runs) / mean(base), baseline.rawValue,
-                pairs.map { String(format: "%.3f", $0) }.joined(separator: " "), paired)
+                mode.rawValue, baseline.rawValue, mean(runs.map(\.rate)), mean(base.map(\.rate)), mean(runs.map(\.rate)) / mean(base.map(\.rate)),
+                baseline.rawValue, rates.map { String(format: "%.3f", $0) }.joined(separator: " "),
+                rates.isEmpty ? "" : "; pairs " + PairedRatios(rates).summary)]
+            let runCPU = runs.compactMap(\.cpuPerEvent), baseCPU = base.compactMap(\.cpuPerEvent)
+            let cpuPairs = pairs.compactMap { pair in pair.run.cpuPerEvent.flatMap { run in pair.before.cpuPerEvent.map { $0 / run } } }
+            if !runCPU.isEmpty, !baseCPU.isEmpty, !cpuPairs.isEmpty {
+                lines.append(String(
+                    format: "SUMMARY balances %@/%@ by CPU (worker + PostgreSQL an event, the %@ run's over the %@'s): mean %.0f / %.0f µs = %.3f; pairs: %@; pairs %@",
+                    mode.rawValue, baseline.rawValue, baseline.rawValue, mode.rawValue, mean(runCPU), mean(baseCPU), mean(baseCPU) / mean(runCPU),
+                    cpuPairs.map { String(format: "%.3f", $0) }.joined(separator: " "), PairedRatios(cpuPairs).summary))
+            }
+            return lines
         }
     }
 
     /// Fills a fresh database with `records`, runs `processes` workers until every job is done,
-    /// then prunes; prints one `RESULT` line and returns the rate.
+    /// then prunes; prints one `RESULT` line and returns its rate and CPU.
     private func measure(
         server: DatabaseURL, logger: Logger, workload: Workload, records: [EventRecord], processes: Int, batchSize: Int, proof: Proofs,
         balances: Balances
-    ) async throws -> Double {
+    ) async throws -> Drain {
         let url = { var url = server; url.database = "sluice_apply_\(UInt32.random(in: 0...UInt32.max))"; return url }()
         let name = url.database
         try await DatabaseSession.with(server, logger: logger) { try await $0.query("CREATE DATABASE \(unescaped: name)", logger: logger) }
@@ -158,6 +180,18 @@ struct ApplyBenchmark: AsyncParsableCommand {
             }
         }
         let elapsed = started.duration(to: .now)
+        // The rate stops at the last event applied; the CPU also counts announcing what it
+        // granted, which the announcer finishes within a pass or two (once a second).
+        try await DatabaseSession.with(url, logger: logger) { client in
+            for _ in 0..<120 {
+                var due: Int64 = 0
+                for try await count in try await client.query("SELECT count(*) FROM balance_announcements_due", logger: logger).decode(Int64.self) {
+                    due = count
+                }
+                if due == 0 { return }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
         let peakRSS = workers.compactMap { ProcessMemory.peakRSSMiB(pid: Int($0.processIdentifier)) }.max() ?? 0
         let workerCPU = workers.compactMap { ProcessCPU.seconds(pid: Int($0.processIdentifier)) }.reduce(0, +)
         for worker in workers { worker.terminate(); worker.waitUntilExit() }
@@ -185,7 +219,7 @@ struct ApplyBenchmark: AsyncParsableCommand {
             format: "RESULT drain workload=%@ processes=%d batch=%d proofs=%@ balances=%@ rate=%.0f failed=%lld filled_mib=%@ drained_mib=%@ pruned_mib=%@ worker_rss_mib=%.0f worker_cpu_us_per_event=%.0f postgres_cpu_us_per_event=%@",
             workload.rawValue, processes, batchSize, proof.rawValue, balances.rawValue, rate, failed, mib(filledBytes), mib(drainedBytes), mib(prunedBytes), peakRSS,
             cpuPerEvent, serverCPUPerEvent))
-        return rate
+        return Drain(rate: rate, cpuPerEvent: serverCPU.map { done > 0 ? (workerCPU + $0) * 1e6 / Double(done) : 0 })
     }
 
     /// Heap, indexes and TOAST of the events queue.
