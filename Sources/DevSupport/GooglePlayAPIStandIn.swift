@@ -158,10 +158,15 @@ public final class GooglePlayAPIStandIn: Sendable {
             return Self.json(.ok, order)
         }
         // Pages of `maxResults` (at most the page size set), continued by `token`: an offset here.
+        // A refund of some units (`voidedQuantity`) is listed only with
+        // `includeQuantityBasedPartialRefund=true`, as Google documents (default false).
         router.get(RouterPath(stringLiteral: app + "/voidedpurchases")) { request, _ -> Response in
             if let refusal = self.refusal(request) { return refusal }
             let query = request.uri.queryParameters
-            let (all, pageSize) = self.state.withLock { ($0.voided, $0.voidedPageSize) }
+            let partialRefunds = query["includeQuantityBasedPartialRefund"] == "true"
+            let (all, pageSize) = self.state.withLock { state in
+                (state.voided.filter { partialRefunds || $0["voidedQuantity"] == nil }, state.voidedPageSize)
+            }
             let size = min(pageSize, query["maxResults"].flatMap { Int(String($0)) } ?? 1_000)
             let start = query["token"].flatMap { Int(String($0)) } ?? 0
             let page = Array(all.dropFirst(start).prefix(size))

@@ -62,9 +62,11 @@ public struct PlayDeveloperAPI: Sendable {
     }
 
     /// One page of `GET …/purchases/voidedpurchases` (`type=1`: subscriptions too), voided from
-    /// `start` on; `pageToken` continues a listing.
+    /// `start` on; `pageToken` continues a listing. `includeQuantityBasedPartialRefund=true`: a
+    /// refund of some of a purchase's units (`voidedQuantity`) is listed only when asked for, and
+    /// without it such a refund whose notification was lost would never be found.
     public func voidedPurchases(packageName: String, from start: Date, pageToken: String?) async throws -> PlayVoidedPurchasesPage {
-        var path = "\(application(packageName))/purchases/voidedpurchases?type=1&maxResults=1000"
+        var path = "\(application(packageName))/purchases/voidedpurchases?type=1&maxResults=1000&includeQuantityBasedPartialRefund=true"
         if let pageToken {
             path += "&token=" + Self.segment(pageToken)
         } else {
