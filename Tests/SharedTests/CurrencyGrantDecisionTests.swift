@@ -132,6 +132,13 @@ struct CurrencyGrantDecisionTests {
         Row(name: "a second of three refunded takes what the first did not", before: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 1),
             after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2)!, product: pack,
             expected: [.takeBack(grantKey: keys.grant, numerator: 2, denominator: 3, key: keys.takeBack + "#q2")]),
+        // The same when the purchase's price is known (Play's Orders API answered): units, not money.
+        Row(name: "one of three priced packs refunded by quantity", before: tx(.succeeded, amount: 297, quantity: 3),
+            after: tx(.succeeded, amount: 297, quantity: 3, quantityRefunded: 1)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 3, key: keys.takeBack + "#q1")]),
+        Row(name: "a priced pack's second unit refunded by quantity", before: tx(.succeeded, amount: 297, quantity: 3, quantityRefunded: 1),
+            after: tx(.succeeded, amount: 297, quantity: 3, quantityRefunded: 2)!, product: pack,
+            expected: [.takeBack(grantKey: keys.grant, numerator: 2, denominator: 3, key: keys.takeBack + "#q2")]),
         Row(name: "the same quantity refunded again takes nothing", before: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2),
             after: tx(.succeeded, amount: nil, quantity: 3, quantityRefunded: 2)!, product: pack, expected: []),
         Row(name: "three bought, one already refunded when first seen", before: nil,

@@ -88,9 +88,10 @@ public enum CurrencyGrantDecision {
         }
     }
 
-    /// How much of a payment that stands was refunded so far, as a share of it: money, when it
-    /// has an amount (a subscription period's, Stripe's `amount_refunded`); else how many of a
-    /// purchase of several (Google Play's quantity-based refund, which names no price).
+    /// How much of a payment that stands was refunded so far, as a share of it: money, when an
+    /// amount was refunded (a subscription period's, Stripe's `amount_refunded`); else how many of
+    /// a purchase of several (Google Play's quantity-based refund, which names units, not money,
+    /// whether or not the purchase's price is known).
     public struct RefundedPart: Sendable, Equatable {
         public enum Measure: Sendable, Equatable { case money, quantity }
         public var measure: Measure
@@ -103,8 +104,7 @@ public enum CurrencyGrantDecision {
 
         /// `nil` when nothing was refunded, or the transaction says of neither.
         public init?(of transaction: TransactionState) {
-            if let amount = transaction.amount, amount > 0 {
-                guard let refunded = transaction.amountRefunded, refunded > 0 else { return nil }
+            if let amount = transaction.amount, amount > 0, let refunded = transaction.amountRefunded, refunded > 0 {
                 (measure, numerator, denominator) = (.money, min(refunded, amount), amount)
             } else if let quantity = transaction.quantity, quantity > 1, let refunded = transaction.quantityRefunded, refunded > 0 {
                 (measure, numerator, denominator) = (.quantity, Int64(min(refunded, quantity)), Int64(quantity))
