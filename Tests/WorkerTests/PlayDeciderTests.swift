@@ -61,6 +61,38 @@ struct PlayDeciderTests {
         }
     }
 
+    /// Who cancelled an expired subscription, as its `canceledStateContext` says.
+    enum Canceller: String, Sendable, CaseIterable { case user, system, developer, none }
+
+    /// An expired subscription's `expiration_reason` and `cancelled_at`, from its
+    /// `canceledStateContext` and from a cancel stored before (a `CANCELED` state seen earlier).
+    @Test(arguments: [
+        (Canceller.user, false, ExpirationReason.voluntary, "2027-01-01T00:00:00Z"),
+        (.none, true, .voluntary, "2026-12-01T00:00:00Z"),
+        (.user, true, .voluntary, "2027-01-01T00:00:00Z"),
+        (.system, false, .billingError, nil),
+        (.developer, false, .other, nil),
+        (.none, false, .other, nil),
+    ] as [(Canceller, Bool, ExpirationReason, String?)])
+    func anExpirySaysWhyAndKeepsTheCancelTime(canceller: Canceller, storedCancel: Bool, reason: ExpirationReason, cancelledAt: String?) throws {
+        var purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expiry: Self.now)
+        switch canceller {
+        case .user: purchase["canceledStateContext"] = ["userInitiatedCancellation": ["cancelTime": "2027-01-01T00:00:00Z"]] as [String: [String: String]]
+        case .system: purchase["canceledStateContext"] = ["systemInitiatedCancellation": [:]] as [String: [String: String]]
+        case .developer: purchase["canceledStateContext"] = ["developerInitiatedCancellation": [:]] as [String: [String: String]]
+        case .none: break
+        }
+        var stored = EntitlementState(entityKey: "play:tok", userID: "user-1", productID: "pro", productType: .autoRenewable, source: .playStore, status: .active)
+        if storedCancel {
+            stored.status = .cancelled
+            stored.cancelledAt = try Date("2026-12-01T00:00:00Z", strategy: .iso8601)
+        }
+        let entitlement = try #require(PlayDecider.decide(try Self.event(purchase, cause: 13), Self.state(stored)).entitlements.first)
+        #expect(entitlement.status == .expired)
+        #expect(entitlement.expirationReason == reason)
+        #expect(entitlement.cancelledAt == (try cancelledAt.map { try Date($0, strategy: .iso8601) }))
+    }
+
     @Test func theFieldsComeFromTheLongestLineItem() throws {
         var purchase = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(86_400), order: "GPA.9")
         var items = purchase["lineItems"] as! [[String: any Sendable]]

@@ -51,6 +51,11 @@ public struct PlaySubscriptionPurchase: Decodable, Sendable, Equatable {
         }
 
         public var userInitiatedCancellation: UserInitiated?
+        /// Set when Google cancelled it, for example for a payment it could not collect (what
+        /// subscriptions v1 documents as `cancelReason` 1, "a billing problem").
+        public var systemInitiatedCancellation: Empty?
+        /// Set when the developer cancelled it (`subscriptions.cancel`, or the console).
+        public var developerInitiatedCancellation: Empty?
         /// Set when an upgrade, downgrade or re-signup replaced the subscription.
         public var replacementCancellation: Empty?
     }

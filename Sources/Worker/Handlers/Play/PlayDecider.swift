@@ -74,6 +74,15 @@ struct PlayDecider {
 
     // MARK: Subscriptions
 
+    /// Why an expired subscription ended, from its `canceledStateContext`: the user's cancel
+    /// (or a cancel stored before) is `voluntary`; Google's own (a payment it could not collect) is
+    /// `billing_error`; anything else, the developer's included, `other`.
+    static func expirationReason(_ context: PlaySubscriptionPurchase.CanceledStateContext?, cancelledAt: Date?) -> ExpirationReason {
+        if context?.userInitiatedCancellation != nil || cancelledAt != nil { return .voluntary }
+        if context?.systemInitiatedCancellation != nil { return .billingError }
+        return .other
+    }
+
     private static func decideSubscription(_ purchase: PlaySubscriptionPurchase, _ event: Event, _ state: State) -> Decision {
         let key = state.entityKey
         let subscriptionState = PlaySubscriptionState(rawValue: purchase.subscriptionState ?? "")
@@ -104,11 +113,17 @@ struct PlayDecider {
         entitlement.willRenew = item?.autoRenewingPlan?.autoRenewEnabled ?? false
         entitlement.offer = item?.offerDetails?.offerId
         entitlement.pendingProductID = nil
-        entitlement.cancelledAt = status == .cancelled
-            ? date(purchase.canceledStateContext?.userInitiatedCancellation?.cancelTime) ?? entitlement.cancelledAt ?? event.time : nil
+        let cancelled = purchase.canceledStateContext
+        let cancelTime = date(cancelled?.userInitiatedCancellation?.cancelTime)
+        switch status {
+        case .cancelled: entitlement.cancelledAt = cancelTime ?? entitlement.cancelledAt ?? event.time
+        // A subscription the user cancelled, now ended: when they cancelled stays known.
+        case .expired: entitlement.cancelledAt = cancelTime ?? entitlement.cancelledAt
+        default: entitlement.cancelledAt = nil
+        }
         entitlement.gracePeriodExpiresAt = status == .gracePeriod ? entitlement.expiresAt : nil
         entitlement.billingIssueDetectedAt = [.gracePeriod, .pastDue].contains(status) ? entitlement.billingIssueDetectedAt ?? event.time : nil
-        entitlement.expirationReason = status == .expired ? (entitlement.cancelledAt != nil ? .voluntary : .other) : nil
+        entitlement.expirationReason = status == .expired ? Self.expirationReason(cancelled, cancelledAt: entitlement.cancelledAt) : nil
         if status == .refunded { entitlement.willRenew = false }
         entitlement.lastEventTime = event.time
 
