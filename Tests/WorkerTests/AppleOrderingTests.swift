@@ -54,6 +54,42 @@ struct AppleOrderingTests {
         }
     }
 
+    /// A REFUND of the first period signed before the renewal that followed it, delivered after
+    /// that renewal (Apple retried it through an outage): stale for the entitlement, whose newer
+    /// period keeps its access, but the refunded period's ledger row is still refunded (and its
+    /// currency grant taken back); its reversal, as late, makes it paid again.
+    @Test func aRefundOfAnEarlierPeriodDeliveredAfterTheRenewalStillRefundsItsRow() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            let firstEnd = Self.at(0).addingTimeInterval(30 * 86_400)
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd), at: Self.at(0))
+            var renewal = subscription("14002", user: user, purchased: firstEnd, expires: firstEnd.addingTimeInterval(30 * 86_400))
+            renewal.originalTransactionId = "14001"
+            try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(60))
+            try await system.drain()
+            var refunded = subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd)
+            refunded.revocationDate = Self.at(30).millisecondsSince1970
+            refunded.revocationReason = 0
+            try await system.notify("REFUND", transaction: refunded, at: Self.at(30))
+            try await system.drain()
+            var e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "active" && e["is_active"] as? Bool == true, "\(e)")
+            var t = try await system.transactions(userID: user)
+            let statuses = { (rows: [[String: Any]]) in
+                Dictionary(uniqueKeysWithValues: rows.map { ($0["provider_transaction_id"] as? String ?? "?", $0["status"] as? String ?? "?") })
+            }
+            #expect(statuses(t) == ["14001": "refunded", "14002": "succeeded"])
+            #expect(try await system.outcomes() == ["applied", "applied", "stale"])
+
+            try await system.notify("REFUND_REVERSED", transaction: subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd), at: Self.at(40))
+            try await system.drain()
+            t = try await system.transactions(userID: user)
+            #expect(statuses(t) == ["14001": "succeeded", "14002": "succeeded"])
+            e = try await system.entitlement(userID: user)
+            #expect(e["status"] as? String == "active")
+        }
+    }
+
     /// A SUBSCRIBED and its REFUND applied back to back (in one batch at batch 16) end with the
     /// access off whatever millisecond the period ends at: the expiry chosen is one whose trip
     /// through the database comes back later than Apple's, which made the refund's period look

@@ -232,6 +232,48 @@ struct StripeTransitionTests {
         }
     }
 
+    /// Stripe does not deliver in order: refunds of 300 and then 700 more (the second making it
+    /// whole) delivered the other way round, and a partial one again after: `amount_refunded`
+    /// never goes back down, and the payment stays refunded.
+    @Test func refundsDeliveredOutOfOrderNeverLowerTheAmountRefunded() async throws {
+        try await SystemHarness.run { system in
+            try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_o", charge: "ch_o"), at: Self.at(0))
+            try await system.stripe("charge.refunded", O.charge("ch_o", paymentIntent: "pi_o", refunded: false, amount: 1_000, amountRefunded: 300), at: Self.at(1))
+            try await system.drain()
+            try await system.stripe("charge.refunded", O.charge("ch_o", paymentIntent: "pi_o", refunded: false, amount: 1_000, amountRefunded: 600), at: Self.at(3))
+            try await system.drain()
+            try await system.stripe("charge.refunded", O.charge("ch_o", paymentIntent: "pi_o", refunded: false, amount: 1_000, amountRefunded: 300), at: Self.at(1))
+            try await system.drain()
+            var t = try #require(try await system.transactions(userID: Self.user).first)
+            #expect(t["status"] as? String == "succeeded" && t["amount_refunded"] as? Int == 600, "\(t)")
+            try await system.stripe("charge.refunded", O.charge("ch_o", paymentIntent: "pi_o", refunded: true, amount: 1_000, amountRefunded: 1_000), at: Self.at(5))
+            try await system.drain()
+            try await system.stripe("charge.refunded", O.charge("ch_o", paymentIntent: "pi_o", refunded: false, amount: 1_000, amountRefunded: 600), at: Self.at(3))
+            try await system.drain()
+            t = try #require(try await system.transactions(userID: Self.user).first)
+            #expect(t["status"] as? String == "refunded" && t["amount_refunded"] as? Int == 1_000, "\(t)")
+            #expect(try await system.entitlement(userID: Self.user)["is_active"] as? Bool == false)
+        }
+    }
+
+    /// A cardholder disputes a payment already refunded in full (the refund not yet on their
+    /// statement), and the merchant wins it: the payment stays refunded and the access off.
+    @Test func aDisputeWonAfterAFullRefundLeavesItRefunded() async throws {
+        try await SystemHarness.run { system in
+            try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_rd", charge: "ch_rd"), at: Self.at(0))
+            try await system.stripe("charge.refunded", O.charge("ch_rd", paymentIntent: "pi_rd"), at: Self.at(1))
+            try await system.drain()
+            try await system.stripe("charge.dispute.created", O.dispute("dp_rd", charge: "ch_rd", paymentIntent: "pi_rd"), at: Self.at(2))
+            try await system.drain()
+            try await system.stripe("charge.dispute.closed", O.dispute("dp_rd", charge: "ch_rd", paymentIntent: "pi_rd", status: "won"), at: Self.at(3))
+            try await system.stripe("charge.dispute.funds_reinstated", O.dispute("dp_rd", charge: "ch_rd", paymentIntent: "pi_rd", status: "won"), at: Self.at(4))
+            try await system.drain()
+            let e = try await system.entitlement(userID: Self.user)
+            #expect(e["status"] as? String == "refunded" && e["is_active"] as? Bool == false, "\(e)")
+            #expect(try await system.transactions(userID: Self.user).first?["status"] as? String == "refunded")
+        }
+    }
+
     @Test func aDisputeRevokesUntilTheFundsAreReinstated() async throws {
         try await SystemHarness.run { system in
             try await system.stripe("payment_intent.succeeded", O.paymentIntent("pi_dp", charge: "ch_dp"), at: Self.at(0))

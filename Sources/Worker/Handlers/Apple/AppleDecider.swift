@@ -140,14 +140,10 @@ struct AppleDecider {
             entitlement.expirationReason = subtype.flatMap(expirationReason(subtype:)) ?? entitlement.expirationReason ?? .other
         case (.refund, _):
             if inForce { entitlement.status = .refunded }
-            transaction.status = .refunded
-            transaction.refundedAt = tx.revocationDate ?? event.time
-            transaction.amountRefunded = TransactionState.appleRefundedAmount(of: tx, amount: transaction.amount)
+            recordRefund(event.type, of: tx, at: event.time, in: &transaction)
         case (.refundReversed, _):
             if inForce { entitlement.status = entitlement.willRenew == false ? .cancelled : .active }
-            transaction.status = .succeeded
-            transaction.refundedAt = nil
-            transaction.amountRefunded = nil
+            recordRefund(event.type, of: tx, at: event.time, in: &transaction)
         case (.revoke, _):
             if inForce { entitlement.status = .revoked }
         case (.offerRedeemed, _):
@@ -197,9 +193,28 @@ struct AppleDecider {
         return decision
     }
 
-    /// An event older than the entitlement's newest changes nothing of it, with two exceptions:
-    /// the payment it reports still belongs in the ledger, and the user it names is linked (a late
-    /// StoreKit sync links its user however old its transaction's signature).
+    /// What a `REFUND` or `REFUND_REVERSED` does to the ledger row of the transaction it is about.
+    private static func recordRefund(_ type: AppleNotificationType, of tx: AppleTransactionPayload, at time: Date, in transaction: inout TransactionState) {
+        switch type {
+        case .refund:
+            transaction.status = .refunded
+            transaction.refundedAt = tx.revocationDate ?? time
+            transaction.amountRefunded = TransactionState.appleRefundedAmount(of: tx, amount: transaction.amount)
+        case .refundReversed:
+            transaction.status = .succeeded
+            transaction.refundedAt = nil
+            transaction.amountRefunded = nil
+        default:
+            break
+        }
+    }
+
+    /// An event older than the entitlement's newest changes nothing of it, with three exceptions:
+    /// the payment it reports still belongs in the ledger; a refund (or its reversal) still
+    /// moves the ledger row of the transaction it is about when it is newer than that row's own
+    /// news (a refund of an earlier period delivered after the renewal that followed it: its
+    /// currency grant is then taken back); and the user it names is linked (a late StoreKit sync
+    /// links its user however old its transaction's signature).
     private static func stale(_ event: Event, _ state: State, key: String, productType: ProductType, newest: Date) -> Decision {
         var decision = Decision.stale(key, newest: "\(newest)")
         guard let tx = event.transaction else { return decision }
@@ -208,6 +223,11 @@ struct AppleDecider {
             var transaction = ledgerRow(for: tx, event: event, state: state, productType: productType)
             transaction.userID = user
             transaction.entitlementKey = key
+            transaction.lastEventTime = event.time
+            decision.transactions = [transaction]
+        } else if var transaction = state.transaction, [.refund, .refundReversed].contains(event.type),
+                  transaction.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
+            recordRefund(event.type, of: tx, at: event.time, in: &transaction)
             transaction.lastEventTime = event.time
             decision.transactions = [transaction]
         }

@@ -5,11 +5,20 @@ import Shared
 extension StripeDecider {
     /// `charge.refunded`: a full refund makes the payment `refunded` and revokes the period it paid
     /// for when that period is in force; a partial refund records the amount and changes no status.
+    /// Stripe does not deliver in order: a refund's event older than (or as old as, Stripe's
+    /// `created` being in seconds) what the payment last heard never lowers `amount_refunded`.
     static func refunded(_ event: StripeEvent, _ subject: Subject, _ state: State) throws -> Decision {
         let o = event.object
+        func refundedSoFar(_ transaction: TransactionState) -> Int64? {
+            let reported = o.stripeAmount("amount_refunded")
+            guard let last = transaction.lastEventTime, event.created <= last, let known = transaction.amountRefunded else {
+                return reported ?? transaction.amountRefunded
+            }
+            return max(reported ?? known, known)
+        }
         guard o["refunded"].bool != false else {
             guard var transaction = state.transaction else { return try unknownPayment(event, subject) }
-            transaction.amountRefunded = o.stripeAmount("amount_refunded") ?? transaction.amountRefunded
+            transaction.amountRefunded = refundedSoFar(transaction)
             transaction.lastEventTime = max(event.created, transaction.lastEventTime ?? event.created)
             var decision = Decision(outcome: .applied, entityKey: transaction.entitlementKey ?? transaction.providerTransactionID, transactions: [transaction])
             decision.detail = "a partial refund (\(o.stripeAmount("amount_refunded") ?? 0) of \(o.stripeAmount("amount") ?? 0))"
@@ -18,8 +27,8 @@ extension StripeDecider {
             return decision
         }
         var decision = try chargeback(event, subject, state, transactionStatus: .refunded, entitlementStatus: .refunded)
-        if var transaction = decision.transactions.first {
-            transaction.amountRefunded = o.stripeAmount("amount_refunded") ?? transaction.amount
+        if var transaction = decision.transactions.first, let before = state.transaction {
+            transaction.amountRefunded = o.stripeAmount("amount_refunded") == nil ? transaction.amount : refundedSoFar(before)
             decision.transactions = [transaction]
         }
         return decision

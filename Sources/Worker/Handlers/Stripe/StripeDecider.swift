@@ -113,6 +113,11 @@ enum StripeDecider {
             if isInquiry(o) {
                 return .recorded("an inquiry (\(o["status"].string ?? "warning")): no funds were withdrawn", entityKey: subject.transactionKey)
             }
+            if state.transaction?.status == .refunded {
+                // Disputed after a full refund ("credit not processed", the refund not yet seen by
+                // the cardholder): it stays refunded, so winning the dispute never makes it paid.
+                return .recorded("a dispute of a payment already refunded in full: it stays refunded", entityKey: subject.transactionKey)
+            }
             return try chargeback(event, subject, state, transactionStatus: .disputed, entitlementStatus: .revoked)
         case .chargeDisputeClosed:
             switch o["status"].string {
