@@ -72,6 +72,9 @@ struct PlayDeciderTests {
         (.user, true, .voluntary, "2027-01-01T00:00:00Z"),
         (.system, false, .billingError, nil),
         (.developer, false, .other, nil),
+        // Cancelled by Google or the developer first (CANCELED stores its time), then expired.
+        (.system, true, .billingError, "2026-12-01T00:00:00Z"),
+        (.developer, true, .other, "2026-12-01T00:00:00Z"),
         (.none, false, .other, nil),
     ] as [(Canceller, Bool, ExpirationReason, String?)])
     func anExpirySaysWhyAndKeepsTheCancelTime(canceller: Canceller, storedCancel: Bool, reason: ExpirationReason, cancelledAt: String?) throws {

@@ -74,12 +74,14 @@ struct PlayDecider {
 
     // MARK: Subscriptions
 
-    /// Why an expired subscription ended, from its `canceledStateContext`: the user's cancel
-    /// (or a cancel stored before) is `voluntary`; Google's own (a payment it could not collect) is
-    /// `billing_error`; anything else, the developer's included, `other`.
+    /// Why an expired subscription ended, from its `canceledStateContext`: Google's own cancel (a
+    /// payment it could not collect) is `billing_error`, the developer's `other`, the user's
+    /// `voluntary`; without a context, a cancel stored before (the user's) is `voluntary`, and
+    /// anything else `other`.
     static func expirationReason(_ context: PlaySubscriptionPurchase.CanceledStateContext?, cancelledAt: Date?) -> ExpirationReason {
-        if context?.userInitiatedCancellation != nil || cancelledAt != nil { return .voluntary }
         if context?.systemInitiatedCancellation != nil { return .billingError }
+        if context?.developerInitiatedCancellation != nil { return .other }
+        if context?.userInitiatedCancellation != nil || cancelledAt != nil { return .voluntary }
         return .other
     }
 
