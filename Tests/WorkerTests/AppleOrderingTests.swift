@@ -54,6 +54,30 @@ struct AppleOrderingTests {
         }
     }
 
+    /// The first period of `first` ends here; `renewal` pays for the next.
+    static let firstEnd = at(0).addingTimeInterval(30 * 86_400)
+
+    /// The renewal of `first` by `renewal` (a DID_RENEW signed an hour in), applied.
+    static func renew(_ first: String, by renewal: String, user: String, on system: SystemHarness) async throws {
+        var renewed = subscription(renewal, user: user, purchased: firstEnd, expires: firstEnd.addingTimeInterval(30 * 86_400))
+        renewed.originalTransactionId = first
+        try await system.notify("DID_RENEW", transaction: renewed, at: at(60))
+        try await system.drain()
+    }
+
+    /// `first`'s first period as Apple signs it once refunded half an hour in.
+    static func refundedFirstPeriod(_ first: String, user: String) -> SampleAppleTransaction {
+        var refunded = subscription(first, user: user, purchased: at(0), expires: firstEnd)
+        refunded.revocationDate = at(30).millisecondsSince1970
+        refunded.revocationReason = 0
+        return refunded
+    }
+
+    /// Each row's status by its provider transaction id.
+    static func statuses(_ rows: [[String: Any]]) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: rows.map { ($0["provider_transaction_id"] as? String ?? "?", $0["status"] as? String ?? "?") })
+    }
+
     /// A REFUND of the first period signed before the renewal that followed it, delivered after
     /// that renewal (Apple retried it through an outage): stale for the entitlement, whose newer
     /// period keeps its access, but the refunded period's ledger row is still refunded (and its
@@ -61,32 +85,60 @@ struct AppleOrderingTests {
     @Test func aRefundOfAnEarlierPeriodDeliveredAfterTheRenewalStillRefundsItsRow() async throws {
         try await SystemHarness.run { system in
             let user = UUID().uuidString.lowercased()
-            let firstEnd = Self.at(0).addingTimeInterval(30 * 86_400)
+            let firstEnd = Self.firstEnd
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd), at: Self.at(0))
-            var renewal = subscription("14002", user: user, purchased: firstEnd, expires: firstEnd.addingTimeInterval(30 * 86_400))
-            renewal.originalTransactionId = "14001"
-            try await system.notify("DID_RENEW", transaction: renewal, at: Self.at(60))
-            try await system.drain()
-            var refunded = subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd)
-            refunded.revocationDate = Self.at(30).millisecondsSince1970
-            refunded.revocationReason = 0
-            try await system.notify("REFUND", transaction: refunded, at: Self.at(30))
+            try await Self.renew("14001", by: "14002", user: user, on: system)
+            try await system.notify("REFUND", transaction: Self.refundedFirstPeriod("14001", user: user), at: Self.at(30))
             try await system.drain()
             var e = try await system.entitlement(userID: user)
             #expect(e["status"] as? String == "active" && e["is_active"] as? Bool == true, "\(e)")
-            var t = try await system.transactions(userID: user)
-            let statuses = { (rows: [[String: Any]]) in
-                Dictionary(uniqueKeysWithValues: rows.map { ($0["provider_transaction_id"] as? String ?? "?", $0["status"] as? String ?? "?") })
-            }
-            #expect(statuses(t) == ["14001": "refunded", "14002": "succeeded"])
+            #expect(Self.statuses(try await system.transactions(userID: user)) == ["14001": "refunded", "14002": "succeeded"])
             #expect(try await system.outcomes() == ["applied", "applied", "stale"])
 
             try await system.notify("REFUND_REVERSED", transaction: subscription("14001", user: user, purchased: Self.at(0), expires: firstEnd), at: Self.at(40))
             try await system.drain()
-            t = try await system.transactions(userID: user)
-            #expect(statuses(t) == ["14001": "succeeded", "14002": "succeeded"])
+            #expect(Self.statuses(try await system.transactions(userID: user)) == ["14001": "succeeded", "14002": "succeeded"])
             e = try await system.entitlement(userID: user)
             #expect(e["status"] as? String == "active")
+        }
+    }
+
+    /// The first period's SUBSCRIBED never came, its renewal did, then a late REFUND of that first
+    /// period: its row is made refunded, and the SUBSCRIBED arriving last (stale) leaves it so.
+    @Test func aLateRefundOfAPeriodNeverSeenMakesItsRowRefunded() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            try await Self.renew("15001", by: "15002", user: user, on: system)
+            try await system.notify("REFUND", transaction: Self.refundedFirstPeriod("15001", user: user), at: Self.at(30))
+            try await system.drain()
+            try await system.notify(
+                "SUBSCRIBED", "INITIAL_BUY", transaction: subscription("15001", user: user, purchased: Self.at(0), expires: Self.firstEnd), at: Self.at(0))
+            try await system.drain()
+            #expect(Self.statuses(try await system.transactions(userID: user)) == ["15001": "refunded", "15002": "succeeded"])
+            #expect(try await system.entitlement(userID: user)["is_active"] as? Bool == true)
+        }
+    }
+
+    /// A period refunded, and a later notification about its transaction (auto-renew turned off)
+    /// delivered before the REFUND: that notification's signed copy carries the refund, so the row
+    /// is refunded then, and the late REFUND (stale) leaves it so.
+    @Test func aLaterCopyOfARefundedTransactionRefundsItsRowBeforeTheRefundArrives() async throws {
+        try await SystemHarness.run { system in
+            let user = UUID().uuidString.lowercased()
+            try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: subscription("16001", user: user, purchased: Self.at(0)), at: Self.at(0))
+            try await system.drain()
+            var revoked = subscription("16001", user: user, purchased: Self.at(0))
+            revoked.revocationDate = Self.at(10).millisecondsSince1970
+            revoked.revocationReason = 0
+            try await system.notify("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: revoked, at: Self.at(20))
+            try await system.drain()
+            var t = try await system.transactions(userID: user)
+            #expect(t.map { $0["status"] as? String } == ["refunded"])
+            try await system.notify("REFUND", transaction: revoked, at: Self.at(10))
+            try await system.drain()
+            t = try await system.transactions(userID: user)
+            #expect(t.map { $0["status"] as? String } == ["refunded"])
+            #expect(try await system.entitlement(userID: user)["is_active"] as? Bool == false)
         }
     }
 

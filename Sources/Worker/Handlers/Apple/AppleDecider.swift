@@ -225,8 +225,15 @@ struct AppleDecider {
             transaction.entitlementKey = key
             transaction.lastEventTime = event.time
             decision.transactions = [transaction]
-        } else if var transaction = state.transaction, [.refund, .refundReversed].contains(event.type),
-                  transaction.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
+        } else if [.refund, .refundReversed].contains(event.type),
+                  state.transaction?.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
+            // Its row, or a new one when the purchase's own notification never came (a renewal's
+            // did): made refunded now, so a late copy of the purchase finds it and grants nothing.
+            var transaction = ledgerRow(for: tx, event: event, state: state, productType: productType)
+            if state.transaction == nil {
+                transaction.userID = user
+                transaction.entitlementKey = key
+            }
             recordRefund(event.type, of: tx, at: event.time, in: &transaction)
             transaction.lastEventTime = event.time
             decision.transactions = [transaction]
@@ -281,7 +288,14 @@ struct AppleDecider {
         for tx: AppleTransactionPayload, event: Event, state: State, productType: ProductType
     ) -> TransactionState {
         var transaction = state.transaction ?? Self.transaction(from: tx, productType: productType, environment: event.environment)
-        if reportsPayment(event.type), transaction.lastEventTime.map({ event.time.millisecondsSince1970 >= $0.millisecondsSince1970 }) ?? true {
+        let newer = transaction.lastEventTime.map { event.time.millisecondsSince1970 >= $0.millisecondsSince1970 } ?? true
+        if reportsPayment(event.type), newer {
+            transaction.takeRevocation(of: tx)
+        } else if newer, tx.revocationDate != nil, transaction.status == .succeeded, !aboutItsOwnTransaction.contains(event.type),
+                  tx.inAppOwnershipType != "FAMILY_SHARED" {
+            // Any later signed copy of a refunded transaction (an auto-renew change, an expiry)
+            // refunds its row: the REFUND itself, delivered after it, is then stale. A family
+            // member's copy revoked by Family Sharing is no refund.
             transaction.takeRevocation(of: tx)
         }
         return transaction
