@@ -181,8 +181,16 @@ struct ApplyBenchmark: AsyncParsableCommand {
         }
         let elapsed = started.duration(to: .now)
         // The rate stops at the last event applied; the CPU also counts announcing what it
-        // granted, which the announcer finishes within a pass or two (once a second).
+        // granted, which the announcer finishes within a pass or two (once a second). An older
+        // `--sql` without the due queue (before sql/0044) has nothing to wait for.
         try await DatabaseSession.with(url, logger: logger) { client in
+            var queued = false
+            for try await exists in try await client.query(
+                "SELECT to_regclass('balance_announcements_due') IS NOT NULL", logger: logger
+            ).decode(Bool.self) {
+                queued = exists
+            }
+            guard queued else { return }
             for _ in 0..<120 {
                 var due: Int64 = 0
                 for try await count in try await client.query("SELECT count(*) FROM balance_announcements_due", logger: logger).decode(Int64.self) {
