@@ -112,6 +112,7 @@ public enum HeldStateWrite: Sendable, Equatable {
             row.member("last_event_time_us", t.lastEventTime?.postgresMicroseconds)
             row.member("quantity", t.quantity.map(Int64.init))
             row.member("quantity_refunded", t.quantityRefunded.map(Int64.init))
+            row.member("is_trial", t.isTrial)
             row.member("event_id", eventID)
         }
     }

@@ -16,7 +16,7 @@ struct CurrencyGrantDecisionTests {
 
     static func tx(
         _ status: TransactionStatus?, user: String? = "u", amount: Int64? = 999, refunded: Int64? = nil, quantity: Int? = nil,
-        quantityRefunded: Int? = nil
+        quantityRefunded: Int? = nil, trial: Bool = false
     ) -> TransactionState? {
         guard let status else { return nil }
         var state = TransactionState(source: .storeKit, providerTransactionID: "2000", environment: .production, status: status)
@@ -26,6 +26,7 @@ struct CurrencyGrantDecisionTests {
         state.amountRefunded = refunded
         state.quantity = quantity
         state.quantityRefunded = quantityRefunded
+        state.isTrial = trial
         return state
     }
 
@@ -55,9 +56,16 @@ struct CurrencyGrantDecisionTests {
             expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .purchase, key: keys.grant)]),
         Row(name: "a renewal", before: nil, after: tx(.succeeded)!, product: monthly, firstPeriod: false,
             expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant)]),
-        Row(name: "a free trial's period", before: nil, after: tx(.succeeded, amount: 0)!, product: monthly,
+        Row(name: "a free trial's period", before: nil, after: tx(.succeeded, amount: 0, trial: true)!, product: monthly,
             expected: [.grant(user: "u", amounts: ["credits": 100], cause: .purchase, key: keys.grant)]),
+        Row(name: "a free trial's period, renewed into (a free promotional offer)", before: nil,
+            after: tx(.succeeded, amount: 0, trial: true)!, product: monthly, firstPeriod: false,
+            expected: [.grant(user: "u", amounts: ["credits": 100], cause: .renewal, key: keys.grant)]),
+        Row(name: "a period paid by a 100 % coupon is no trial", before: nil, after: tx(.succeeded, amount: 0)!, product: monthly,
+            firstPeriod: false, expected: [.grant(user: "u", amounts: ["credits": 1_000], cause: .renewal, key: keys.grant)]),
         Row(name: "a free pack is no trial", before: nil, after: tx(.succeeded, amount: 0)!, product: pack,
+            expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
+        Row(name: "a pack is never a trial, whatever its row says", before: nil, after: tx(.succeeded, amount: 0, trial: true)!, product: pack,
             expected: [.grant(user: "u", amounts: ["credits": 500], cause: .purchase, key: keys.grant)]),
         Row(name: "a refunded pack", before: tx(.succeeded), after: tx(.refunded, refunded: 999)!, product: pack,
             expected: [.takeBack(grantKey: keys.grant, numerator: 1, denominator: 1, key: keys.takeBack)]),

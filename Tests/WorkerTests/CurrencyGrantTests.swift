@@ -88,9 +88,11 @@ struct CurrencyGrantTests {
             var trial = subscription("31001", user: user, purchased: start)
             trial.price = 0
             trial.offerType = 1
+            trial.offerDiscountType = "FREE_TRIAL"
             try await system.notify("SUBSCRIBED", "INITIAL_BUY", transaction: trial, at: start)
             try await system.drain()
             #expect(try await Self.balances(system, user) == ["credits": 100], "the trial's amount")
+            #expect(try await system.transactions(userID: user).first?["is_trial"] as? Bool == true, "FREE_TRIAL marks the row")
 
             var renewal = subscription("31002", user: user, purchased: start.addingTimeInterval(30 * 86_400))
             renewal.originalTransactionId = "31001"
@@ -112,6 +114,37 @@ struct CurrencyGrantTests {
             // 33.333 % of $9.99 is 333 cents refunded; 333/999 of 1,000 credits is 333.3, rounded up.
             #expect(taken == -334, "\(rows.first.map(String.init(describing:)) ?? "")")
             #expect(try await Self.balances(system, user) == ["credits": 766])
+        }
+    }
+
+    /// A renewal paid in full by a 100 % coupon (Stripe's invoice: `amount_paid` 0 of a `subtotal`
+    /// of 999) is a paid period, not a free trial: it grants the product's full amounts, not the
+    /// trial's, though it cost nothing.
+    @Test func aPeriodPaidByACouponIsNoTrial() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = "user_coupon"
+            let start = Date().addingTimeInterval(-40 * 86_400).rounded
+            let firstEnd = start.addingTimeInterval(30 * 86_400)
+            try await system.stripe("customer.subscription.updated", StripeObjects.subscription("sub_coupon", user: user, periodEnd: firstEnd), at: start)
+            try await system.stripe(
+                "invoice.paid", StripeObjects.invoice("in_coupon0", subscription: "sub_coupon", reason: "subscription_create", periodEnd: firstEnd),
+                at: start.addingTimeInterval(1))
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == ["credits": 1_000])
+
+            var renewal = StripeObjects.invoice(
+                "in_coupon1", subscription: "sub_coupon", reason: "subscription_cycle", periodEnd: firstEnd.addingTimeInterval(30 * 86_400), amount: 0)
+            renewal["subtotal"] = 999
+            renewal["total"] = 0
+            renewal["total_discount_amounts"] = [["amount": 999, "discount": "di_100off"]]
+            try await system.stripe("invoice.paid", renewal, at: firstEnd.addingTimeInterval(1))
+            try await system.drain()
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: user, limit: 10)
+            #expect(rows.map { $0.applied["credits"] } == [1_000, 1_000])
+            #expect(try await Self.balances(system, user) == ["credits": 2_000], "the coupon's period grants 1,000, not the trial's 100")
+            let paid = try await system.transactions(userID: user)
+            #expect(paid.map { $0["is_trial"] as? Bool } == [false, false])
         }
     }
 

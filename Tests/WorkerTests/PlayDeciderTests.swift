@@ -169,12 +169,31 @@ struct PlayDeciderTests {
     }
 
     /// A free trial's period (`offerPhase.freeTrial`): its order charged nothing, so the ledger
-    /// row's amount is 0 (and a product's trial currency grants apply), not the plan's price.
-    @Test func aFreeTrialsOrderChargedNothing() throws {
-        let trial = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(7 * 86_400), phase: "freeTrial")
-        #expect(PlayDecider.decide(try Self.event(trial), Self.state()).transactions.first?.amount == 0)
-        let paid = SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400))
-        #expect(PlayDecider.decide(try Self.event(paid), Self.state()).transactions.first?.amount == 699)
+    /// row's amount is 0, not the plan's price; the row is marked a trial (a product's trial
+    /// currency grants apply), and the entitlement is trialing until the trial's end, or cancelled
+    /// and still a trial once renewal is off. A paid period is neither.
+    @Test func aFreeTrialsOrderChargedNothingAndIsATrial() throws {
+        let expiry = Self.now.addingTimeInterval(7 * 86_400)
+        let trial = PlayDecider.decide(
+            try Self.event(SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: expiry, phase: "freeTrial")), Self.state())
+        #expect(trial.transactions.first?.amount == 0)
+        #expect(trial.transactions.first?.isTrial == true)
+        #expect(trial.entitlements.first?.status == .trialing)
+        #expect(trial.entitlements.first?.isTrial == true)
+        #expect(trial.entitlements.first?.trialEndsAt == trial.entitlements.first?.expiresAt)
+        let cancelled = PlayDecider.decide(
+            try Self.event(SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_CANCELED", expiry: expiry, phase: "freeTrial"), cause: 3),
+            Self.state())
+        #expect(cancelled.entitlements.first?.status == .cancelled)
+        #expect(cancelled.entitlements.first?.isTrial == true)
+        let paid = PlayDecider.decide(
+            try Self.event(SamplePlayPurchases.subscription(state: "SUBSCRIPTION_STATE_ACTIVE", expiry: Self.now.addingTimeInterval(30 * 86_400))),
+            Self.state())
+        #expect(paid.transactions.first?.amount == 699)
+        #expect(paid.transactions.first?.isTrial == false)
+        #expect(paid.entitlements.first?.status == .active)
+        #expect(paid.entitlements.first?.isTrial == false)
+        #expect(paid.entitlements.first?.trialEndsAt == nil)
     }
 
     /// The amount of an order by the pricing phase it was charged in: the list price

@@ -52,16 +52,17 @@ BEGIN
     IF jsonb_array_length(p_states->'transactions') > 0 THEN
         INSERT INTO transactions (id, source, environment, provider_transaction_id, entitlement_key, user_id, product_id,
             product_type, status, amount, currency, purchased_at, refunded_at, amount_refunded, period_end, last_event_time, quantity,
-            quantity_refunded)
+            quantity_refunded, is_trial)
         SELECT DISTINCT ON (x.source, x.environment, x.provider_transaction_id) x.id, x.source, x.environment,
             x.provider_transaction_id, x.entitlement_key, x.user_id, x.product_id, x.product_type, x.status, x.amount,
             x.currency, sluice_timestamp_us(x.purchased_at_us), sluice_timestamp_us(x.refunded_at_us), x.amount_refunded,
-            sluice_timestamp_us(x.period_end_us), sluice_timestamp_us(x.last_event_time_us), x.quantity, x.quantity_refunded
+            sluice_timestamp_us(x.period_end_us), sluice_timestamp_us(x.last_event_time_us), x.quantity, x.quantity_refunded,
+            COALESCE(x.is_trial, false)
         FROM jsonb_to_recordset(p_states->'transactions') AS x(
             n int, id uuid, source text, environment text, provider_transaction_id text, entitlement_key text,
             user_id text, product_id text, product_type text, status text, amount bigint, currency text,
             purchased_at_us bigint, refunded_at_us bigint, amount_refunded bigint, period_end_us bigint,
-            last_event_time_us bigint, quantity integer, quantity_refunded integer)
+            last_event_time_us bigint, quantity integer, quantity_refunded integer, is_trial boolean)
         ORDER BY x.source, x.environment, x.provider_transaction_id, x.n DESC
         ON CONFLICT (source, environment, provider_transaction_id) DO UPDATE SET
             entitlement_key = EXCLUDED.entitlement_key, user_id = EXCLUDED.user_id, product_id = EXCLUDED.product_id,
@@ -69,7 +70,7 @@ BEGIN
             currency = EXCLUDED.currency, purchased_at = EXCLUDED.purchased_at, refunded_at = EXCLUDED.refunded_at,
             amount_refunded = EXCLUDED.amount_refunded, period_end = EXCLUDED.period_end,
             last_event_time = EXCLUDED.last_event_time, quantity = EXCLUDED.quantity,
-            quantity_refunded = EXCLUDED.quantity_refunded, updated_at = now();
+            quantity_refunded = EXCLUDED.quantity_refunded, is_trial = EXCLUDED.is_trial, updated_at = now();
 
         INSERT INTO transaction_status_history (transaction_id, status, event_id)
         SELECT held.id, held.status, held.event_id

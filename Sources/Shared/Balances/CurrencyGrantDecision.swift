@@ -197,8 +197,9 @@ public enum CurrencyGrantDecision {
     private static func grant(_ paid: TransactionState, product: CatalogProduct?, firstPeriod: Bool, periodEnd: Date?) -> Change? {
         guard let user = paid.userID, let product else { return nil }
         let subscription = product.type == .autoRenewable
-        // A free trial's period is a transaction of no amount (Apple's introductory offer).
-        guard var amounts = product.currencies(trial: subscription && paid.amount == 0) else { return nil }
+        // A free trial's period as its provider marks it; a period of no amount is not one by that
+        // alone (a 100 % coupon, the customer's balance).
+        guard var amounts = product.currencies(trial: subscription && paid.isTrial) else { return nil }
         // Three of a consumable bought at once are three grants' worth (under the one key).
         if let quantity = paid.quantity, quantity > 1 {
             amounts = amounts.mapValues { amount in

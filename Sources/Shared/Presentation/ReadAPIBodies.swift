@@ -101,6 +101,7 @@ public struct TransactionBody: Encodable, Sendable {
             JSONTextMember("currency", t.currency),
             JSONTextMember("quantity", t.quantity.map(Int64.init)),
             JSONTextMember("quantity_refunded", t.quantityRefunded.map(Int64.init)),
+            JSONTextMember("is_trial", t.isTrial),
             JSONTextMember("purchased_at", rfc3339(t.purchasedAt)),
             JSONTextMember("refunded_at", rfc3339(t.refundedAt)),
             JSONTextMember("provider_transaction_id", t.providerTransactionID),

@@ -97,6 +97,11 @@ public struct TransactionState: Sendable, Equatable {
     /// How many of `quantity` were refunded while the rest stands (Google Play's quantity-based
     /// partial refund); `nil` is none. A currency grant takes back their share.
     public var quantityRefunded: Int?
+    /// Whether it is a subscription's free trial period, as the provider marks one (Apple's
+    /// `offerDiscountType` `FREE_TRIAL`, Stripe's trial checkout, Google Play's `offerPhase.freeTrial`):
+    /// never inferred from an amount of 0, which a period paid by a 100 % coupon or a balance has too.
+    /// A trial period's currency grant is the product's trial amounts.
+    public var isTrial = false
     public var lastEventTime: Date?
 
     public init(

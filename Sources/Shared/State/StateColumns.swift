@@ -83,7 +83,7 @@ public enum TransactionColumns {
     public static let names = [
         "source", "environment", "provider_transaction_id", "entitlement_key", "user_id", "product_id", "product_type", "status",
         "amount", "currency", "purchased_at", "refunded_at", "amount_refunded", "period_end", "last_event_time", "quantity",
-        "quantity_refunded",
+        "quantity_refunded", "is_trial",
     ]
 
     /// The names as a SELECT list (fixed text, safe to splice).
@@ -109,6 +109,7 @@ public enum TransactionColumns {
         t.lastEventTime = try c["last_event_time"].decode(Date?.self)
         t.quantity = try c["quantity"].decode(Int32?.self).map(Int.init)
         t.quantityRefunded = try c["quantity_refunded"].decode(Int32?.self).map(Int.init)
+        t.isTrial = try c["is_trial"].decode(Bool.self)
         return t
     }
 }

@@ -17,6 +17,7 @@ extension TransactionState {
         currency = minorUnits?.code
         purchasedAt = tx.purchaseDate
         quantity = tx.quantity.flatMap { $0 > 1 ? $0 : nil }
+        isTrial = tx.isFreeTrial
         // The period a subscription's transaction paid for ends at its `expiresDate`.
         if productType == .autoRenewable { periodEnd = tx.expiresDate }
         takeRevocation(of: tx)

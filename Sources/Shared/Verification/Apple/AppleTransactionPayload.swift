@@ -36,6 +36,10 @@ public struct AppleTransactionPayload: AppleSignedPayload, Equatable {
     public var inAppOwnershipType: String?
     /// Set when a newer transaction of a higher service level replaced this one (an upgrade).
     public var isUpgraded: Bool?
+
+    /// Whether the transaction is a free trial: a free offer, whether introductory, promotional, an
+    /// offer code or a win-back (`offerDiscountType` `FREE_TRIAL` whatever the `offerType`).
+    public var isFreeTrial: Bool { offerDiscountType == "FREE_TRIAL" }
 }
 
 /// A decoded `JWSRenewalInfo`: a notification's `signedRenewalInfo`.

@@ -97,7 +97,7 @@ struct AppleDecider {
         case (.didRenew, _):
             entitlement.pendingProductID = renewalTaken ? entitlement.pendingProductID : nil
             // A renewal into a free promotional period is a trial again.
-            entitlement.isTrial = isFreeTrial(tx)
+            entitlement.isTrial = tx.isFreeTrial
             entitlement.trialEndsAt = entitlement.isTrial ? tx.expiresDate : nil
             entitlement.willRenew = renewalTaken ? entitlement.willRenew ?? true : true
             entitlement.status = entitlement.willRenew == false ? .cancelled : entitlement.isTrial ? .trialing : .active
@@ -255,17 +255,11 @@ struct AppleDecider {
             scope: linkScope(environment))
     }
 
-    /// Whether the transaction is a free trial: a free offer, whether introductory, promotional, an
-    /// offer code or a win-back (`offerDiscountType` `FREE_TRIAL` whatever the `offerType`).
-    static func isFreeTrial(_ tx: AppleTransactionPayload) -> Bool {
-        tx.offerDiscountType == "FREE_TRIAL"
-    }
-
     /// Access granted by a purchase or a renewal the server had not heard of (`SUBSCRIBED`,
     /// `ONE_TIME_CHARGE`, a synced transaction): active, trialing for a free trial,
     /// cancelled when auto-renew is off, expired when the period is already over.
     private static func grant(_ tx: AppleTransactionPayload, at time: Date, willRenew: Bool?, to entitlement: inout EntitlementState) {
-        let isTrial = isFreeTrial(tx)
+        let isTrial = tx.isFreeTrial
         entitlement.isTrial = isTrial
         entitlement.trialEndsAt = isTrial ? tx.expiresDate : nil
         guard entitlement.productType == .autoRenewable else {

@@ -104,6 +104,10 @@ struct PlayDecider {
         // period in force, once refunded, grants nothing.
         if let current = state.entitlement?.status, [.refunded, .revoked].contains(current), status == .expired { status = current }
         if state.transaction?.status == .refunded, status != .expired { status = .refunded }
+        // A free trial in force (`offerPhase.freeTrial`): trialing while it renews, cancelled (still
+        // a trial) once the user turned renewal off, as a Stripe trial.
+        let inTrial = item?.isFreeTrial == true && [.active, .cancelled].contains(status)
+        if inTrial, status == .active { status = .trialing }
         var entitlement = state.entitlement ?? EntitlementState(
             entityKey: key, userID: state.userID, productID: productID, productType: .autoRenewable, source: .playStore,
             environment: event.environment, status: status)
@@ -111,6 +115,8 @@ struct PlayDecider {
         entitlement.productID = productID
         entitlement.status = status
         entitlement.expiresAt = date(item?.expiryTime)
+        entitlement.isTrial = inTrial
+        entitlement.trialEndsAt = inTrial ? entitlement.expiresAt : nil
         entitlement.purchasedAt = entitlement.purchasedAt ?? date(purchase.startTime)
         entitlement.willRenew = item?.autoRenewingPlan?.autoRenewEnabled ?? false
         entitlement.offer = item?.offerDetails?.offerId
@@ -141,6 +147,7 @@ struct PlayDecider {
             // order (on hold after the last introductory period) is not what that order charged.
             if transaction.amount == nil, transaction.currency == nil, item?.isChargedAnUnstatedPrice != true {
                 transaction.amount = item?.isFreeTrial == true ? 0 : price?.minorUnits
+                transaction.isTrial = item?.isFreeTrial == true
             }
             transaction.currency = transaction.currency ?? price?.currencyCode?.uppercased()
             charge(&transaction, of: orderID, by: event.order)

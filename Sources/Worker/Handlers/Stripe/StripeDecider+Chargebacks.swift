@@ -109,6 +109,7 @@ extension StripeDecider {
                 fill(&started, user: entitlement.userID, entitlementKey: entitlement.entityKey, productID: entitlement.productID,
                      productType: entitlement.productType, event: event)
                 started.amount = 0
+                started.isTrial = true
                 return started
             }
         }) else {

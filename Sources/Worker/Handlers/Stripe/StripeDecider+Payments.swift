@@ -26,7 +26,7 @@ extension StripeDecider {
             ?? state.entitlement?.productType ?? (isSubscription ? .autoRenewable : .nonConsumable)
 
         var transaction = state.transaction ?? TransactionState(source: .webCheckout, providerTransactionID: transactionKey, status: .pending)
-        if !trial { transaction.status = .succeeded }
+        if trial { transaction.isTrial = true } else { transaction.status = .succeeded }
         fill(&transaction, user: user, entitlementKey: entitlementKey, productID: productID, productType: productType, event: event)
         transaction.amount = amount ?? transaction.amount
         transaction.currency = currency?.uppercased() ?? transaction.currency
