@@ -317,4 +317,40 @@ struct MigratorTests {
             #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'transactions_user'") == 0)
         }
     }
+    /// Rows written before `is_trial` (sql/0049) keep the reading of before, a subscription's
+    /// period of no amount (or of a type not known yet) being a trial, as their currency grants
+    /// were made; 0050 marks them outside a transaction. A worker of the release before, still
+    /// running during a rolling update, sends no `is_trial`: its rows get the same reading
+    /// (sluice_save_held_states), not `false`.
+    @Test func rowsFromBeforeTrialsWereMarkedKeepTheReadingOfBefore() async throws {
+        try await TestDatabase.with(migrate: false) { db async throws in
+            let migrator = Migrator(client: db.client, logger: Self.logger)
+            let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+            #expect(migrations.first { $0.version.hasPrefix("0050_") }?.runsInTransaction == false, "0050 scans the table unlocked")
+            try await migrator.migrate(migrations.filter { $0.version < "0049" }, functions: [])
+            try await db.client.query("""
+                INSERT INTO transactions (source, provider_transaction_id, product_type, status, amount) VALUES
+                    ('store_kit', 'trial', 'auto_renewable', 'succeeded', 0),
+                    ('web_checkout', 'in_untyped', NULL, 'succeeded', 0),
+                    ('store_kit', 'paid', 'auto_renewable', 'succeeded', 999),
+                    ('store_kit', 'free_pack', 'consumable', 'succeeded', 0),
+                    ('play_store', 'unknown_amount', 'auto_renewable', 'succeeded', NULL)
+                """, logger: Self.logger)
+            _ = try await migrator.migrate(directory: TestDatabase.migrationsDirectory)
+            #expect(try await db.strings("SELECT provider_transaction_id FROM transactions WHERE is_trial ORDER BY 1") == ["in_untyped", "trial"])
+
+            // An older worker's save, without is_trial.
+            let older = """
+                {"entitlements": [], "transactions": [
+                    {"n": 1, "id": "\(UUID())", "source": "store_kit", "environment": "production", "provider_transaction_id": "older_trial",
+                     "product_type": "auto_renewable", "status": "succeeded", "amount": 0},
+                    {"n": 2, "id": "\(UUID())", "source": "store_kit", "environment": "production", "provider_transaction_id": "older_paid",
+                     "product_type": "auto_renewable", "status": "succeeded", "amount": 999}]}
+                """
+            try await db.client.query("SELECT sluice_save_held_states(\(older)::jsonb)", logger: Self.logger)
+            #expect(try await db.strings("""
+                SELECT provider_transaction_id || '=' || is_trial FROM transactions WHERE provider_transaction_id LIKE 'older%' ORDER BY 1
+                """) == ["older_paid=false", "older_trial=true"])
+        }
+    }
 }

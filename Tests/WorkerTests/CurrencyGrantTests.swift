@@ -117,6 +117,35 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// A web checkout's free trial (Stripe: the session completed with nothing to pay, the card
+    /// saved by its SetupIntent) grants the trial's amount once the card is saved; the first paid
+    /// period after it grants the full amount.
+    @Test func aStripeTrialGrantsItsAmountAndThePaidPeriodAfterItTheFull() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = "user_web_trial"
+            let trialEnd = Date().addingTimeInterval(14 * 86_400).rounded
+            let subscription = StripeObjects.subscription("sub_wt", status: "trialing", user: user, periodEnd: trialEnd, trialEnd: trialEnd)
+            try await system.stripe("checkout.session.completed", StripeObjects.checkoutSession(
+                "cs_wt", mode: "subscription", paymentStatus: "no_payment_required", subscription: subscription, user: user, setupIntent: "seti_wt"))
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == [:], "nothing before the card is saved")
+            try await system.stripe("setup_intent.succeeded", ["id": "seti_wt", "object": "setup_intent", "status": "succeeded", "customer": "cus_1"])
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == ["credits": 100], "the trial's amount")
+            #expect(try await system.transactions(userID: user).first?["is_trial"] as? Bool == true)
+
+            try await system.stripe("invoice.paid", StripeObjects.invoice(
+                "in_wt1", subscription: "sub_wt", reason: "subscription_cycle", periodEnd: trialEnd.addingTimeInterval(30 * 86_400)))
+            try await system.drain()
+            #expect(try await Self.balances(system, user) == ["credits": 1_100], "the first paid period's full amount")
+            let rows = try await system.transactions(userID: user)
+            let trialByRow = Dictionary(uniqueKeysWithValues: rows.map { ($0["provider_transaction_id"] as? String ?? "", $0["is_trial"] as? Bool) })
+            #expect(trialByRow["in_wt1"] == false)
+            #expect(rows.count == 2 && trialByRow.values.filter { $0 == true }.count == 1, "\(rows)")
+        }
+    }
+
     /// A renewal paid in full by a 100 % coupon (Stripe's invoice: `amount_paid` 0 of a `subtotal`
     /// of 999) is a paid period, not a free trial: it grants the product's full amounts, not the
     /// trial's, though it cost nothing.

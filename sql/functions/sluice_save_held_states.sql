@@ -57,7 +57,9 @@ BEGIN
             x.provider_transaction_id, x.entitlement_key, x.user_id, x.product_id, x.product_type, x.status, x.amount,
             x.currency, sluice_timestamp_us(x.purchased_at_us), sluice_timestamp_us(x.refunded_at_us), x.amount_refunded,
             sluice_timestamp_us(x.period_end_us), sluice_timestamp_us(x.last_event_time_us), x.quantity, x.quantity_refunded,
-            COALESCE(x.is_trial, false)
+            -- A worker older than 0049 sends no is_trial: its rows get the reading of before
+            -- (a subscription's period of no amount), as 0050 gave the rows written before.
+            COALESCE(x.is_trial, x.amount = 0 AND (x.product_type IS NULL OR x.product_type = 'auto_renewable'), false)
         FROM jsonb_to_recordset(p_states->'transactions') AS x(
             n int, id uuid, source text, environment text, provider_transaction_id text, entitlement_key text,
             user_id text, product_id text, product_type text, status text, amount bigint, currency text,

@@ -26,7 +26,12 @@ extension StripeDecider {
             ?? state.entitlement?.productType ?? (isSubscription ? .autoRenewable : .nonConsumable)
 
         var transaction = state.transaction ?? TransactionState(source: .webCheckout, providerTransactionID: transactionKey, status: .pending)
-        if trial { transaction.isTrial = true } else { transaction.status = .succeeded }
+        if !trial {
+            transaction.status = .succeeded
+        } else if transaction.status != .succeeded {
+            // The trial's row, of no amount, until its card is saved; a row already paid stays a payment.
+            transaction.isTrial = true
+        }
         fill(&transaction, user: user, entitlementKey: entitlementKey, productID: productID, productType: productType, event: event)
         transaction.amount = amount ?? transaction.amount
         transaction.currency = currency?.uppercased() ?? transaction.currency
