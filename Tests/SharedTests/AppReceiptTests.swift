@@ -21,9 +21,14 @@ struct AppReceiptTests {
     }
 
     @Test func aLegacyTransactionReceiptNamesItsTransaction() throws {
-        #expect(AppReceipt.transactionID(transactionReceipt: try Vectors.text("apple/receipts/legacyTransaction.b64")) == "33993399")
-        #expect(AppReceipt.transactionID(transactionReceipt: Data(#"{ "purchase-info" = "!!"; }"#.utf8).base64EncodedString()) == nil)
-        #expect(AppReceipt.transactionID(transactionReceipt: "not base64 at all") == nil)
+        let apples = AppReceipt.legacyPurchase(transactionReceipt: try Vectors.text("apple/receipts/legacyTransaction.b64"))
+        #expect(apples?.transactionID == "33993399" && apples?.bundleID == nil, "Apple's file names no bid")
+        #expect(AppReceipt.legacyPurchase(transactionReceipt: Data(#"{ "purchase-info" = "!!"; }"#.utf8).base64EncodedString()) == nil)
+        #expect(AppReceipt.legacyPurchase(transactionReceipt: "not base64 at all") == nil)
+        let named = AppReceipt.legacyPurchase(transactionReceipt: LegacyTransactionReceipt.make(transactionID: "1000000012345678", bid: "com.example.other-app"))
+        #expect(named?.transactionID == "1000000012345678" && named?.bundleID == "com.example.other-app")
+        let odd = AppReceipt.legacyPurchase(transactionReceipt: LegacyTransactionReceipt.make(transactionID: "7", bid: "com.example/../x"))
+        #expect(odd?.transactionID == "7" && odd?.bundleID == nil, "a bid of other characters is not read")
     }
 
     @Test(arguments: [

@@ -198,6 +198,13 @@ struct ReceiptTests {
             #expect(response.status == .notFound && response.headers[.contentType] == "application/json")
             #expect(String(buffer: response.body).contains("transaction_not_found"), "Apple knows no 33993399 here")
             #expect(standIn.requests.map(\.path) == ["/inApps/v2/history/33993399", "/sandbox/inApps/v2/history/33993399"])
+
+            // One whose `bid` is another app's is refused, as an app receipt of another app is,
+            // before Apple is asked (it was looked up under this deployment's first app).
+            let other = LegacyTransactionReceipt.make(transactionID: "1000000012345678", bid: "com.example.not-ours")
+            let refused = try await Self.post(system, "/v1/iap/receipts/verify", ["receipt": other])
+            #expect(refused.status == .badRequest && String(buffer: refused.body).contains("wrong_bundle"), "\(String(buffer: refused.body))")
+            #expect(standIn.requests.count == 2, "Apple was not asked")
         }
     }
 

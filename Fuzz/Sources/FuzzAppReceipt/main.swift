@@ -13,8 +13,8 @@ func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     _ = try? AppReceipt(der: bytes)
     let text = String(decoding: bytes, as: UTF8.self)
     _ = try? AppReceipt(base64: text)
-    _ = AppReceipt.transactionID(transactionReceipt: text)
-    _ = AppReceipt.transactionID(transactionReceipt: Data(bytes).base64EncodedString())
+    _ = AppReceipt.legacyPurchase(transactionReceipt: text)
+    _ = AppReceipt.legacyPurchase(transactionReceipt: Data(bytes).base64EncodedString())
     return 0
 }
 

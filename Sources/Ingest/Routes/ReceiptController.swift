@@ -168,22 +168,25 @@ struct ReceiptController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     /// What the receipt names: an app receipt's first purchase, else a legacy transaction
-    /// receipt's transaction. The bundle id the API is asked for: the receipt's, which must be a
-    /// configured app; a legacy receipt's is the only configured one, or the first.
+    /// receipt's transaction. The bundle id the API is asked for: the receipt's (an app receipt's,
+    /// a legacy receipt's `bid`), which must be a configured app; when it names none, the only
+    /// configured one, or the first.
     static func read(_ text: String, bundleIDs: [String]) throws -> (transactionID: String?, bundleID: String, receiptType: String?) {
+        let (transactionID, named, receiptType): (String?, String?, String?)
         do {
             let receipt = try AppReceipt(base64: text)
-            let bundle = receipt.bundleID ?? bundleIDs[0]
-            guard bundleIDs.contains(bundle) else {
-                throw APIError(.badRequest, code: "wrong_bundle", message: "the receipt is for \(bundle.prefix(100)), not one of APPLE_BUNDLE_IDS")
-            }
-            return (receipt.transactionID, bundle, receipt.receiptType)
+            (transactionID, named, receiptType) = (receipt.transactionID, receipt.bundleID, receipt.receiptType)
         } catch let problem as AppReceipt.Problem {
-            guard let legacy = AppReceipt.transactionID(transactionReceipt: text) else {
+            guard let legacy = AppReceipt.legacyPurchase(transactionReceipt: text) else {
                 throw APIError(.badRequest, code: "invalid_receipt", message: "not an app receipt (\(problem)) nor a transaction receipt")
             }
-            return (legacy, bundleIDs[0], nil)
+            (transactionID, named, receiptType) = (legacy.transactionID, legacy.bundleID, nil)
         }
+        let bundle = named ?? bundleIDs[0]
+        guard bundleIDs.contains(bundle) else {
+            throw APIError(.badRequest, code: "wrong_bundle", message: "the receipt is for \(bundle.prefix(100)), not one of APPLE_BUNDLE_IDS")
+        }
+        return (transactionID, bundle, receiptType)
     }
 }
 

@@ -106,25 +106,38 @@ public struct AppReceipt: Sendable, Equatable {
         self.purchases = purchases
     }
 
-    /// The transaction id a legacy transaction receipt names; `nil` when it names none.
-    public static func transactionID(transactionReceipt text: String) -> String? {
+    /// What a legacy (iOS 6) transaction receipt names: its `purchase-info`'s `transaction-id`,
+    /// and the app's bundle id (`bid`) when it says one. `nil` when it names no transaction.
+    public static func legacyPurchase(transactionReceipt text: String) -> (transactionID: String, bundleID: String?)? {
         guard text.utf8.count <= largestBase64, let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
             let info = quoted("purchase-info", in: String(decoding: data, as: UTF8.self)),
             let purchase = Data(base64Encoded: info, options: .ignoreUnknownCharacters)
         else { return nil }
-        return quoted("transaction-id", in: String(decoding: purchase, as: UTF8.self))
+        let fields = String(decoding: purchase, as: UTF8.self)
+        guard let transactionID = quoted("transaction-id", in: fields) else { return nil }
+        return (transactionID, quoted("bid", in: fields, allowing: isBundleIDCharacter))
     }
 
-    /// The value of `"key" = "value";` in an old-style property list, when it is one of base64's
-    /// characters (as Apple's `ReceiptUtility` matches it).
-    static func quoted(_ key: String, in text: String) -> String? {
+    /// A character of a bundle id: letters, digits, `-` and `.` (App Store Connect's rule).
+    static func isBundleIDCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == ".")
+    }
+
+    /// A character of base64's alphabet (what Apple's `ReceiptUtility` matches a value with).
+    static func isBase64Character(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "/" || c == "=")
+    }
+
+    /// The value of `"key" = "value";` in an old-style property list, when each of its characters
+    /// is `allowing`'s (base64's by default, as Apple's `ReceiptUtility` matches it).
+    static func quoted(_ key: String, in text: String, allowing: (Character) -> Bool = isBase64Character) -> String? {
         guard let keyRange = text.range(of: "\"\(key)\"") else { return nil }
         var rest = text[keyRange.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
         guard rest.first == "=" else { return nil }
         rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
         guard rest.first == "\"" else { return nil }
         rest = rest.dropFirst()
-        let value = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/" || $0 == "=") }
+        let value = rest.prefix(while: allowing)
         guard !value.isEmpty, rest.dropFirst(value.count).first == "\"" else { return nil }
         return String(value)
     }
