@@ -171,6 +171,7 @@ struct CurrencyGrantTests {
             try await system.drain()
             let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: user, limit: 10)
             #expect(rows.map { $0.applied["credits"] } == [1_000, 1_000])
+            #expect(rows.map(\.cause) == [.renewal, .purchase], "the first invoice is the purchase, though the subscription's event made the entitlement")
             #expect(try await Self.balances(system, user) == ["credits": 2_000], "the coupon's period grants 1,000, not the trial's 100")
             let paid = try await system.transactions(userID: user)
             #expect(paid.map { $0["is_trial"] as? Bool } == [false, false])

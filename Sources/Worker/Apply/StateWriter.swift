@@ -60,7 +60,8 @@ enum StateWriter {
             // announcer, leaves the balances as they are: each change is made once already). Each
             // is announced by the BalanceAnnouncer, in ledger order with the API's.
             let product = transaction.productID.flatMap { announcer.products[$0] }
-            let firstPeriod = transaction.entitlementKey.map(newEntitlements.contains) ?? true
+            let firstPeriod = decision.renews[transaction.providerTransactionID].map { !$0 }
+                ?? transaction.entitlementKey.map(newEntitlements.contains) ?? true
             // The period it paid for ends at its own period end, else where its entitlement's does.
             let periodEnd = transaction.periodEnd ?? decision.entitlements.first { $0.entityKey == transaction.entitlementKey }?.expiresAt
             balanceChanges += CurrencyGrantDecision.changes(

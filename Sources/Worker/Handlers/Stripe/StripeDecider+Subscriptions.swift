@@ -130,9 +130,18 @@ extension StripeDecider {
         } else if [.refunded, .revoked].contains(entitlement.status), !settledOtherwise, newerPeriod {
             entitlement.status = entitlement.willRenew == false ? .cancelled : .active
         }
-        return Decision(
+        var decision = Decision(
             outcome: .applied, entityKey: key, entitlements: [entitlement], transactions: [transaction],
             links: links(event, subject, user: entitlement.userID, entitlementKey: key, transactionKey: transactionKey))
+        // The subscription's first invoice, or a plan change's, is the customer's purchase however
+        // the events came (`customer.subscription.created` before it made the entitlement); a
+        // cycle's is a renewal.
+        switch o["billing_reason"].string {
+        case "subscription_create", "subscription_update": decision.renews[transactionKey] = false
+        case "subscription_cycle": decision.renews[transactionKey] = true
+        default: break
+        }
+        return decision
     }
 
     /// Why a subscription ended: its `cancellation_details.reason`.
