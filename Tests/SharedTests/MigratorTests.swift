@@ -351,6 +351,15 @@ struct MigratorTests {
             #expect(try await db.strings("""
                 SELECT provider_transaction_id || '=' || is_trial FROM transactions WHERE provider_transaction_id LIKE 'older%' ORDER BY 1
                 """) == ["older_paid=false", "older_trial=true"])
+
+            // 0050 run again (by hand, or after it committed unrecorded) leaves a row of this release alone.
+            try await db.client.query("""
+                INSERT INTO transactions (source, provider_transaction_id, product_type, status, amount) VALUES
+                    ('web_checkout', 'in_coupon', 'auto_renewable', 'succeeded', 0)
+                """, logger: Self.logger)
+            let marking = try #require(migrations.first { $0.version.hasPrefix("0050_") })
+            try await db.client.query(PostgresQuery(unsafeSQL: marking.sql), logger: Self.logger)
+            #expect(try await db.strings("SELECT is_trial::text FROM transactions WHERE provider_transaction_id = 'in_coupon'") == ["false"])
         }
     }
 }

@@ -146,6 +146,26 @@ struct CurrencyGrantTests {
         }
     }
 
+    /// A web checkout's subscription paid at once: the subscription's own event applied first
+    /// made the entitlement, and the checkout's payment is still its purchase, not a renewal.
+    @Test func aCheckoutsFirstPaymentIsThePurchaseWhateverCameFirst() async throws {
+        try await SystemHarness.run { system in
+            try await Self.addCatalog(system)
+            let user = "user_checkout_first"
+            let periodEnd = Date().addingTimeInterval(30 * 86_400).rounded
+            let subscription = StripeObjects.subscription("sub_cf", user: user, periodEnd: periodEnd)
+            try await system.stripe("customer.subscription.updated", subscription, at: Date().addingTimeInterval(-2))
+            try await system.drain()
+            var session = StripeObjects.checkoutSession("cs_cf", mode: "subscription", paymentStatus: "paid", subscription: subscription, user: user)
+            session["invoice"] = "in_cf"
+            try await system.stripe("checkout.session.completed", session, at: Date().addingTimeInterval(-1))
+            try await system.drain()
+            let rows = try await BalanceStore(client: system.db.client, logger: TestDatabase.logger).history(user: user, limit: 10)
+            #expect(rows.map(\.cause) == [.purchase], "\(rows)")
+            #expect(try await Self.balances(system, user) == ["credits": 1_000])
+        }
+    }
+
     /// A renewal paid in full by a 100 % coupon (Stripe's invoice: `amount_paid` 0 of a `subtotal`
     /// of 999) is a paid period, not a free trial: it grants the product's full amounts, not the
     /// trial's, though it cost nothing.

@@ -37,6 +37,9 @@ extension StripeDecider {
         transaction.currency = currency?.uppercased() ?? transaction.currency
         if isSubscription, let expiresAt { transaction.periodEnd = transaction.periodEnd ?? expiresAt }
         var decision = Decision(outcome: .applied, entityKey: entitlementKey, transactions: [transaction])
+        // A checkout's payment, or the app's own, is the customer's purchase, whichever event about
+        // the subscription made its entitlement first.
+        decision.renews[transactionKey] = false
         decision.links = links(event, subject, user: user, entitlementKey: entitlementKey, transactionKey: transactionKey)
         if staleness(event, state.entitlement, key: entitlementKey) != nil {
             decision.detail = "the entitlement has newer events and is left as they set it"
