@@ -18,9 +18,9 @@ struct Decision: Sendable, Equatable {
     var transfers: [EntitlementTransfer] = []
     /// Whether a payment of ``transactions`` renews its subscription (`true`: an automatic charge
     /// for the next period) or is the customer's purchase (`false`: the first, or a plan change),
-    /// by provider transaction id, where the event says so (Stripe's invoice `billing_reason`; a
-    /// checkout's payment is the purchase): a currency grant's cause. Where it does not, a payment is the purchase when this event made
-    /// its entitlement, and a renewal of one that was there.
+    /// by provider transaction id, where the event says so (``StripeBillingReason``; a checkout's
+    /// payment is the purchase): a currency grant's cause. Where it does not, a payment is the
+    /// purchase when this event made its entitlement, and a renewal of one that was there.
     var renews: [String: Bool] = [:]
     /// Why it was recorded or stale.
     var detail: String?

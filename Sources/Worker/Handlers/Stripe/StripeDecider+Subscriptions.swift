@@ -93,7 +93,8 @@ extension StripeDecider {
         if state.entitlement == nil && !subject.isKnown { return notTheApps(event, subject) }
         // A trial's first invoice bills $0 of $0; one paid in full by a coupon bills $0 of more and
         // is a payment of 0 like a $0 renewal: it enters the ledger and extends the period.
-        if o["billing_reason"].string == "subscription_create", o["amount_paid"].int == 0, (o["subtotal"].int ?? 0) == 0 {
+        let reason = StripeBillingReason(invoice: o)
+        if reason == .subscriptionCreate, o["amount_paid"].int == 0, (o["subtotal"].int ?? 0) == 0 {
             return .recorded("the $0 first invoice of a trial: the trial is applied from its checkout and card setup", entityKey: key)
         }
         let paidUntil = invoicePeriodEnd(o)
@@ -136,11 +137,7 @@ extension StripeDecider {
         // The subscription's first invoice, or a plan change's, is the customer's purchase however
         // the events came (`customer.subscription.created` before it made the entitlement); a
         // cycle's is a renewal.
-        switch o["billing_reason"].string {
-        case "subscription_create", "subscription_update": decision.renews[transactionKey] = false
-        case "subscription_cycle": decision.renews[transactionKey] = true
-        default: break
-        }
+        if let reason { decision.renews[transactionKey] = reason.renews }
         return decision
     }
 
